@@ -1,0 +1,711 @@
+//! The validated config (contract §2): every check and message, in the contract's order.
+//!
+//! Checks the TypeScript original lacked (unknown keys, malformed allow/deny/approval/risk,
+//! the stdio extension keys) run after the contract's own six, so a config the original
+//! refused is refused with the original's message.
+
+use super::error::{ConfigError, Result};
+use super::raw::Raw;
+use std::collections::HashMap;
+
+pub const BOUND_KEYS: [&str; 3] = ["maxTools", "maxPages", "maxSchemaBytes"];
+pub const TIMEOUT_KEYS: [&str; 4] = ["connectMs", "listMs", "callMs", "discoveryMs"];
+pub const TOP_LEVEL_KEYS: [&str; 21] = [
+    "transport",
+    "command",
+    "args",
+    "url",
+    "server",
+    "allow",
+    "deny",
+    "prefix",
+    "approval",
+    "risk",
+    "maxTools",
+    "maxPages",
+    "maxSchemaBytes",
+    "timeouts",
+    "requireBounds",
+    "http",
+    "drift",
+    "env",
+    "cwd",
+    "stderr",
+    // `id` is read-only output, but hosts spread a source's config back into mcp() at times.
+    "id",
+];
+pub const RISK_LABELS: [&str; 5] = ["read", "write", "network", "execute", "destructive"];
+/// The host environment variables a stdio child sees by default (contract §7).
+pub const ENV_ALLOW_LIST: [&str; 6] = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Drift {
+    Rekey,
+    Refuse,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StderrMode {
+    Inherit,
+    Ignore,
+    Pipe,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Headers {
+    None,
+    Static(Vec<(String, String)>),
+    /// A host function (sync or async) called before every wire request.
+    Hook,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Transport {
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        env: Vec<(String, String)>,
+        cwd: Option<String>,
+        stderr: StderrMode,
+    },
+    Http {
+        url: String,
+        headers: Headers,
+    },
+    InProcess,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Approval {
+    None,
+    All,
+    PerTool(HashMap<String, bool>),
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Timeouts {
+    pub connect_ms: Option<f64>,
+    pub list_ms: Option<f64>,
+    pub call_ms: Option<f64>,
+    pub discovery_ms: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    pub transport: Transport,
+    pub allow: Option<Vec<String>>,
+    pub deny: Vec<String>,
+    pub prefix: Option<String>,
+    pub approval: Approval,
+    pub risk: HashMap<String, String>,
+    pub max_tools: Option<u64>,
+    pub max_pages: Option<u64>,
+    pub max_schema_bytes: Option<u64>,
+    pub timeouts: Timeouts,
+    pub drift: Drift,
+}
+
+impl Config {
+    /// The source id: `mcp:stdio:<command>`, `mcp:http:<url>`, `mcp:inprocess`.
+    pub fn id(&self) -> String {
+        match &self.transport {
+            Transport::Stdio { command, .. } => format!("mcp:stdio:{command}"),
+            Transport::Http { url, .. } => format!("mcp:http:{url}"),
+            Transport::InProcess => "mcp:inprocess".into(),
+        }
+    }
+
+    pub fn needs_approval(&self, original_name: &str) -> bool {
+        match &self.approval {
+            Approval::None => false,
+            Approval::All => true,
+            Approval::PerTool(map) => map.get(original_name).copied().unwrap_or(false),
+        }
+    }
+
+    /// Validates a host config. The first failed check refuses.
+    pub fn parse(raw: &Raw) -> Result<Config> {
+        let Raw::Object(_) = raw else {
+            return Err(refuse(format!(
+                "mcp: the config must be an object, got {}",
+                raw.display()
+            )));
+        };
+        // 1. Bounds.
+        let mut bounds = [None; 3];
+        for (slot, key) in bounds.iter_mut().zip(BOUND_KEYS) {
+            *slot = positive_integer(key, raw.get(key))?;
+        }
+        // 2. Timeouts.
+        let timeouts = parse_timeouts(raw.get("timeouts"))?;
+        // 3. requireBounds.
+        if matches!(raw.get("requireBounds"), Raw::Bool(true)) {
+            let mut missing: Vec<&str> = BOUND_KEYS
+                .iter()
+                .zip(bounds)
+                .filter(|(_, v)| v.is_none())
+                .map(|(k, _)| *k)
+                .collect();
+            if timeouts.discovery_ms.is_none() {
+                missing.push("timeouts.discoveryMs");
+            }
+            if !missing.is_empty() {
+                return Err(refuse(format!(
+                    "mcp: requireBounds demands every discovery bound; missing {}",
+                    missing.join(", ")
+                )));
+            }
+        }
+        // 4. drift.
+        let drift = match raw.get("drift") {
+            Raw::Undefined => Drift::Rekey,
+            Raw::String(s) if s == "rekey" => Drift::Rekey,
+            Raw::String(s) if s == "refuse" => Drift::Refuse,
+            other => {
+                return Err(refuse(format!(
+                    "mcp: 'drift' must be 'rekey' or 'refuse', got '{}'",
+                    other.display()
+                )))
+            }
+        };
+        // 5. http.headers.
+        let headers = parse_headers(raw.get("http"))?;
+        // 6. Transport keys.
+        let transport_name = raw.get("transport");
+        let kind = match transport_name.as_str() {
+            Some("stdio") => {
+                require(raw, "stdio", "command")?;
+                forbid(raw, "stdio", &["url", "server", "http"])?;
+                TransportKind::Stdio
+            }
+            Some("streamable-http") => {
+                require(raw, "streamable-http", "url")?;
+                forbid(
+                    raw,
+                    "streamable-http",
+                    &["command", "args", "server", "env", "cwd", "stderr"],
+                )?;
+                TransportKind::Http
+            }
+            Some("inprocess") => {
+                require(raw, "inprocess", "server")?;
+                forbid(
+                    raw,
+                    "inprocess",
+                    &["command", "args", "url", "http", "env", "cwd", "stderr"],
+                )?;
+                TransportKind::InProcess
+            }
+            _ => {
+                return Err(refuse(format!(
+                    "mcp: unknown transport '{}'",
+                    transport_name.display()
+                )))
+            }
+        };
+        // Beyond the original: refuse what it accepted silently, naming the key.
+        unknown_keys(raw)?;
+        let transport = match kind {
+            TransportKind::Stdio => Transport::Stdio {
+                command: non_empty_string(raw, "command")?,
+                args: optional_string_list(raw, "args")?.unwrap_or_default(),
+                env: parse_env(raw.get("env"))?,
+                cwd: optional_string(raw, "cwd")?,
+                stderr: parse_stderr(raw.get("stderr"))?,
+            },
+            TransportKind::Http => Transport::Http {
+                url: parse_url(raw)?,
+                headers,
+            },
+            TransportKind::InProcess => {
+                check_server(raw.get("server"))?;
+                Transport::InProcess
+            }
+        };
+        let allow = optional_string_list(raw, "allow")?;
+        let deny = optional_string_list(raw, "deny")?.unwrap_or_default();
+        let prefix = optional_string(raw, "prefix")?;
+        let approval = parse_approval(raw.get("approval"))?;
+        let risk = parse_risk(raw.get("risk"))?;
+        match raw.get("requireBounds") {
+            Raw::Undefined | Raw::Bool(_) => {}
+            other => {
+                return Err(refuse(format!(
+                    "mcp: 'requireBounds' must be a boolean, got {}",
+                    other.display()
+                )))
+            }
+        }
+        Ok(Config {
+            transport,
+            allow,
+            deny,
+            prefix,
+            approval,
+            risk,
+            max_tools: bounds[0],
+            max_pages: bounds[1],
+            max_schema_bytes: bounds[2],
+            timeouts,
+            drift,
+        })
+    }
+}
+
+enum TransportKind {
+    Stdio,
+    Http,
+    InProcess,
+}
+
+fn refuse(message: String) -> ConfigError {
+    ConfigError::new(message)
+}
+
+fn positive_integer(key: &str, value: &Raw) -> Result<Option<u64>> {
+    match value {
+        Raw::Undefined => Ok(None),
+        Raw::Number(n) if n.is_finite() && *n > 0.0 && n.fract() == 0.0 => Ok(Some(*n as u64)),
+        other => Err(refuse(format!(
+            "mcp: '{key}' must be a positive integer, got {}",
+            other.display()
+        ))),
+    }
+}
+
+fn parse_timeouts(value: &Raw) -> Result<Timeouts> {
+    let mut out = Timeouts::default();
+    match value {
+        Raw::Undefined => return Ok(out),
+        Raw::Object(_) => {}
+        other => {
+            return Err(refuse(format!(
+                "mcp: 'timeouts' must be an object of millisecond values, got {}",
+                other.display()
+            )))
+        }
+    }
+    let slots = [
+        &mut out.connect_ms,
+        &mut out.list_ms,
+        &mut out.call_ms,
+        &mut out.discovery_ms,
+    ];
+    for (slot, key) in slots.into_iter().zip(TIMEOUT_KEYS) {
+        *slot = match value.get(key) {
+            Raw::Undefined => None,
+            Raw::Number(n) if n.is_finite() && *n > 0.0 => Some(*n),
+            other => {
+                return Err(refuse(format!(
+                    "mcp: 'timeouts.{key}' must be a positive finite number of milliseconds, got {}",
+                    other.display()
+                )))
+            }
+        };
+    }
+    Ok(out)
+}
+
+fn parse_headers(http: &Raw) -> Result<Headers> {
+    let headers = match http {
+        Raw::Undefined => return Ok(Headers::None),
+        Raw::Object(_) => http.get("headers"),
+        other => {
+            return Err(refuse(format!(
+                "mcp: 'http' must be an object with an optional 'headers' member, got {}",
+                other.display()
+            )))
+        }
+    };
+    match headers {
+        Raw::Undefined => Ok(Headers::None),
+        Raw::Function => Ok(Headers::Hook),
+        Raw::Object(members) => {
+            let mut out = Vec::with_capacity(members.len());
+            for (name, value) in members {
+                match value {
+                    Raw::Undefined => {}
+                    // Values are secrets: the message names the header, never its value.
+                    Raw::String(s) => out.push((name.clone(), s.clone())),
+                    _ => {
+                        return Err(refuse(format!(
+                            "mcp: 'http.headers' value of '{name}' must be a string"
+                        )))
+                    }
+                }
+            }
+            Ok(Headers::Static(out))
+        }
+        _ => Err(refuse(
+            "mcp: 'http.headers' must be a record of header values or a (possibly async) function returning one"
+                .into(),
+        )),
+    }
+}
+
+fn require(raw: &Raw, transport: &str, key: &str) -> Result<()> {
+    let missing = match raw.get(key) {
+        Raw::Undefined | Raw::Null => true,
+        Raw::String(s) => s.is_empty(),
+        _ => false,
+    };
+    if missing {
+        return Err(refuse(format!(
+            "mcp: the {transport} transport requires '{key}'"
+        )));
+    }
+    Ok(())
+}
+
+fn forbid(raw: &Raw, transport: &str, keys: &[&str]) -> Result<()> {
+    for key in keys {
+        if !raw.get(key).is_absent() {
+            return Err(refuse(format!(
+                "mcp: '{key}' is not a config key of the '{transport}' transport (exactly the keys matching the chosen transport)"
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn unknown_keys(raw: &Raw) -> Result<()> {
+    let Raw::Object(members) = raw else {
+        return Ok(());
+    };
+    for (key, value) in members {
+        if value.is_absent() {
+            continue;
+        }
+        if !TOP_LEVEL_KEYS.contains(&key.as_str()) {
+            return Err(refuse(format!(
+                "mcp: unknown config key '{key}'; the keys are {}",
+                TOP_LEVEL_KEYS[..20].join(", ")
+            )));
+        }
+    }
+    for (parent, known) in [("timeouts", &TIMEOUT_KEYS[..]), ("http", &["headers"][..])] {
+        if let Raw::Object(members) = raw.get(parent) {
+            for (key, value) in members {
+                if !value.is_absent() && !known.contains(&key.as_str()) {
+                    return Err(refuse(format!(
+                        "mcp: unknown config key '{parent}.{key}'; the keys are {}",
+                        known
+                            .iter()
+                            .map(|k| format!("{parent}.{k}"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn non_empty_string(raw: &Raw, key: &str) -> Result<String> {
+    match raw.get(key) {
+        Raw::String(s) if !s.is_empty() => Ok(s.clone()),
+        other => Err(refuse(format!(
+            "mcp: '{key}' must be a non-empty string, got {}",
+            other.display()
+        ))),
+    }
+}
+
+fn optional_string(raw: &Raw, key: &str) -> Result<Option<String>> {
+    match raw.get(key) {
+        Raw::Undefined => Ok(None),
+        Raw::String(s) => Ok(Some(s.clone())),
+        other => Err(refuse(format!(
+            "mcp: '{key}' must be a string, got {}",
+            other.display()
+        ))),
+    }
+}
+
+fn optional_string_list(raw: &Raw, key: &str) -> Result<Option<Vec<String>>> {
+    match raw.get(key) {
+        Raw::Undefined => Ok(None),
+        Raw::Array(items) => items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| match item {
+                Raw::String(s) => Ok(s.clone()),
+                other => Err(refuse(format!(
+                    "mcp: '{key}' must be an array of strings; element {i} is {}",
+                    describe_type(other)
+                ))),
+            })
+            .collect::<Result<Vec<_>>>()
+            .map(Some),
+        other => Err(refuse(format!(
+            "mcp: '{key}' must be an array of strings, got {}",
+            describe_type(other)
+        ))),
+    }
+}
+
+fn describe_type(value: &Raw) -> String {
+    match value {
+        Raw::String(s) => format!("the string '{s}'"),
+        Raw::Array(_) => "an array".into(),
+        Raw::Object(_) => "an object".into(),
+        Raw::Function => "a function".into(),
+        other => other.display(),
+    }
+}
+
+fn parse_url(raw: &Raw) -> Result<String> {
+    let url = non_empty_string(raw, "url")?;
+    let lower = url.to_ascii_lowercase();
+    if !(lower.starts_with("http://") || lower.starts_with("https://")) {
+        return Err(refuse(format!(
+            "mcp: 'url' must be an http:// or https:// URL, got '{url}'"
+        )));
+    }
+    Ok(url)
+}
+
+fn check_server(server: &Raw) -> Result<()> {
+    if let Raw::Object(_) = server {
+        if matches!(server.get("connect"), Raw::Function) {
+            return Ok(());
+        }
+    }
+    Err(refuse(
+        "mcp: 'server' must be an object with a connect(transport) method (an @modelcontextprotocol/sdk Server or McpServer)".into(),
+    ))
+}
+
+fn parse_approval(value: &Raw) -> Result<Approval> {
+    match value {
+        Raw::Undefined | Raw::Bool(false) => Ok(Approval::None),
+        Raw::Bool(true) => Ok(Approval::All),
+        Raw::Object(members) => {
+            let mut map = HashMap::with_capacity(members.len());
+            for (tool, flag) in members {
+                match flag {
+                    Raw::Undefined => {}
+                    Raw::Bool(b) => {
+                        map.insert(tool.clone(), *b);
+                    }
+                    other => {
+                        return Err(refuse(format!(
+                            "mcp: 'approval.{tool}' must be a boolean, got {}",
+                            other.display()
+                        )))
+                    }
+                }
+            }
+            Ok(Approval::PerTool(map))
+        }
+        other => Err(refuse(format!(
+            "mcp: 'approval' must be true or a record of tool names to booleans, got {}",
+            other.display()
+        ))),
+    }
+}
+
+fn parse_risk(value: &Raw) -> Result<HashMap<String, String>> {
+    let members = match value {
+        Raw::Undefined => return Ok(HashMap::new()),
+        Raw::Object(members) => members,
+        other => {
+            return Err(refuse(format!(
+                "mcp: 'risk' must be a record of tool names to risk labels, got {}",
+                other.display()
+            )))
+        }
+    };
+    let mut map = HashMap::with_capacity(members.len());
+    for (tool, label) in members {
+        match label {
+            Raw::Undefined => {}
+            Raw::String(l) if RISK_LABELS.contains(&l.as_str()) => {
+                map.insert(tool.clone(), l.clone());
+            }
+            other => {
+                return Err(refuse(format!(
+                    "mcp: 'risk.{tool}' must be one of {}, got '{}'",
+                    RISK_LABELS.join(", "),
+                    other.display()
+                )))
+            }
+        }
+    }
+    Ok(map)
+}
+
+fn parse_env(value: &Raw) -> Result<Vec<(String, String)>> {
+    let members = match value {
+        Raw::Undefined => return Ok(Vec::new()),
+        Raw::Object(members) => members,
+        other => {
+            return Err(refuse(format!(
+                "mcp: 'env' must be a record of environment variable values, got {}",
+                describe_type(other)
+            )))
+        }
+    };
+    let mut out = Vec::with_capacity(members.len());
+    for (name, value) in members {
+        if name.is_empty() || name.contains('=') || name.contains('\0') {
+            return Err(refuse(format!(
+                "mcp: 'env' has an invalid variable name '{name}'"
+            )));
+        }
+        match value {
+            Raw::Undefined => {}
+            // Values are secrets: never echo them.
+            Raw::String(s) if !s.contains('\0') => out.push((name.clone(), s.clone())),
+            _ => {
+                return Err(refuse(format!(
+                    "mcp: 'env.{name}' must be a string without NUL characters"
+                )))
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn parse_stderr(value: &Raw) -> Result<StderrMode> {
+    match value {
+        Raw::Undefined => Ok(StderrMode::Inherit),
+        Raw::String(s) if s == "inherit" => Ok(StderrMode::Inherit),
+        Raw::String(s) if s == "ignore" => Ok(StderrMode::Ignore),
+        Raw::String(s) if s == "pipe" => Ok(StderrMode::Pipe),
+        other => Err(refuse(format!(
+            "mcp: 'stderr' must be 'inherit', 'ignore' or 'pipe', got '{}'",
+            other.display()
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn obj(members: &[(&str, Raw)]) -> Raw {
+        Raw::Object(
+            members
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect(),
+        )
+    }
+    fn s(v: &str) -> Raw {
+        Raw::String(v.into())
+    }
+    fn stdio(extra: &[(&str, Raw)]) -> Raw {
+        let mut m = vec![("transport", s("stdio")), ("command", s("node"))];
+        m.extend(extra.iter().cloned());
+        obj(&m)
+    }
+    fn err(raw: Raw) -> String {
+        Config::parse(&raw).unwrap_err().message
+    }
+
+    #[test]
+    fn bounds_refuse_non_positive_integers() {
+        for (v, shown) in [
+            (f64::NAN, "NaN"),
+            (f64::INFINITY, "Infinity"),
+            (0.0, "0"),
+            (-1.0, "-1"),
+            (1.5, "1.5"),
+        ] {
+            for key in BOUND_KEYS {
+                assert_eq!(
+                    err(stdio(&[(key, Raw::Number(v))])),
+                    format!("mcp: '{key}' must be a positive integer, got {shown}")
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn checks_run_in_contract_order() {
+        // A bad bound wins over a bad timeout, which wins over a bad transport.
+        let raw = obj(&[
+            ("transport", s("carrier-pigeon")),
+            ("maxPages", Raw::Number(0.0)),
+            ("timeouts", obj(&[("listMs", Raw::Number(-5.0))])),
+        ]);
+        assert_eq!(err(raw), "mcp: 'maxPages' must be a positive integer, got 0");
+        let raw = obj(&[
+            ("transport", s("carrier-pigeon")),
+            ("timeouts", obj(&[("listMs", Raw::Number(-5.0))])),
+        ]);
+        assert_eq!(
+            err(raw),
+            "mcp: 'timeouts.listMs' must be a positive finite number of milliseconds, got -5"
+        );
+        assert_eq!(
+            err(obj(&[("transport", s("carrier-pigeon"))])),
+            "mcp: unknown transport 'carrier-pigeon'"
+        );
+    }
+
+    #[test]
+    fn require_bounds_lists_missing_in_order() {
+        let raw = stdio(&[
+            ("requireBounds", Raw::Bool(true)),
+            ("maxTools", Raw::Number(5.0)),
+            ("maxPages", Raw::Number(5.0)),
+        ]);
+        assert_eq!(
+            err(raw),
+            "mcp: requireBounds demands every discovery bound; missing maxSchemaBytes, timeouts.discoveryMs"
+        );
+    }
+
+    #[test]
+    fn transports_require_and_forbid_keys() {
+        assert_eq!(
+            err(obj(&[("transport", s("stdio"))])),
+            "mcp: the stdio transport requires 'command'"
+        );
+        assert_eq!(
+            err(stdio(&[("url", s("http://x"))])),
+            "mcp: 'url' is not a config key of the 'stdio' transport (exactly the keys matching the chosen transport)"
+        );
+        let http = obj(&[
+            ("transport", s("streamable-http")),
+            ("url", s("http://127.0.0.1:1/mcp")),
+            ("env", obj(&[])),
+        ]);
+        assert!(err(http).starts_with("mcp: 'env' is not a config key of the 'streamable-http'"));
+    }
+
+    #[test]
+    fn extension_checks_name_the_key() {
+        assert!(err(stdio(&[("maxtools", Raw::Number(1.0))]))
+            .starts_with("mcp: unknown config key 'maxtools'"));
+        assert!(err(stdio(&[("risk", obj(&[("a", s("dangerous"))]))]))
+            .starts_with("mcp: 'risk.a' must be one of read, write"));
+        assert!(err(stdio(&[("allow", Raw::Array(vec![Raw::Number(1.0)]))]))
+            .starts_with("mcp: 'allow' must be an array of strings"));
+        let secret = err(stdio(&[("env", obj(&[("TOKEN", Raw::Number(42.0))]))]));
+        assert!(!secret.contains("42"));
+    }
+
+    #[test]
+    fn parses_a_full_stdio_config() {
+        let c = Config::parse(&stdio(&[
+            ("args", Raw::Array(vec![s("server.js")])),
+            ("prefix", s("gh")),
+            ("approval", obj(&[("push", Raw::Bool(true))])),
+            ("risk", obj(&[("push", s("write"))])),
+            ("drift", s("refuse")),
+            ("maxTools", Raw::Number(10.0)),
+            ("timeouts", obj(&[("callMs", Raw::Number(1.5))])),
+            ("id", Raw::Undefined),
+        ]))
+        .unwrap();
+        assert_eq!(c.id(), "mcp:stdio:node");
+        assert!(c.needs_approval("push") && !c.needs_approval("pull"));
+        assert_eq!(c.drift, Drift::Refuse);
+        assert_eq!(c.max_tools, Some(10));
+        assert_eq!(c.timeouts.call_ms, Some(1.5));
+    }
+}

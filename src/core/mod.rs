@@ -1,0 +1,11 @@
+//! Plain Rust, no napi: every policy decision of the tool source, testable with `cargo test`.
+
+pub mod canonical;
+pub mod config;
+pub mod error;
+pub mod hash;
+pub mod jcs;
+pub mod raw;
+pub mod validate;
+
+pub use error::ConfigError;
