@@ -1,1 +1,8 @@
+//! The napi edge: JS values in, core calls, JS values out. No policy decisions here.
 
+mod convert;
+mod errors;
+mod hashing;
+mod js;
+mod source;
+mod value;

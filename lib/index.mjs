@@ -1,0 +1,16 @@
+import pkg from './index.js';
+
+export const {
+  mcp,
+  createMcp,
+  ConfigError,
+  jcsSerialize,
+  canonicalizeSchema,
+  schemaHash,
+  toolContractHash,
+  toolsetHash,
+  toolsetAuthorityHash,
+  resolveToolset,
+  validateJson,
+} = pkg;
+export default pkg;

@@ -1,0 +1,29 @@
+'use strict';
+
+/**
+ * The regulated posture, read live from the host's config object on every call (contract §3):
+ * a host that mutates its config after construction sees the mutation here.
+ */
+function describePosture(config, id) {
+  const timeouts = config.timeouts;
+  const values = {
+    maxTools: config.maxTools,
+    maxPages: config.maxPages,
+    maxSchemaBytes: config.maxSchemaBytes,
+    discoveryMs: timeouts == null ? undefined : timeouts.discoveryMs,
+  };
+  const bounds = { declared: true };
+  for (const key of Object.keys(values)) {
+    if (values[key] === undefined) bounds.declared = false;
+    else bounds[key] = values[key];
+  }
+  return {
+    regulatedPosture: 1,
+    kind: 'mcp-source',
+    name: id,
+    drift: config.drift ?? 'rekey',
+    bounds,
+  };
+}
+
+module.exports = { describePosture };

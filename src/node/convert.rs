@@ -1,0 +1,190 @@
+//! JS values to and from `serde_json::Value`, strict where `JSON.stringify` is lax.
+//!
+//! Identity hashing must refuse what cannot be JSON instead of silently writing `null`: an
+//! `undefined` array element, a non-finite number, a function, symbol or bigint. An object
+//! member whose value is `undefined` is omitted, as JCS omits it. Nesting is bounded so a
+//! cyclic or hostile value is refused instead of overflowing the stack.
+
+use super::js::{self, Env, Kind, Val};
+use crate::core::raw::Raw;
+use crate::core::ConfigError;
+use napi::Error;
+use serde_json::{Map, Number, Value};
+
+/// Deepest nesting accepted from JS; a cycle hits it too.
+pub const MAX_VALUE_DEPTH: usize = 1000;
+
+#[derive(Debug)]
+pub enum ConvertError {
+    /// The value cannot be JSON: a typed refusal.
+    Refused(ConfigError),
+    /// N-API itself failed (a getter threw, the env is going away).
+    Napi(Error),
+}
+
+impl From<Error> for ConvertError {
+    fn from(e: Error) -> Self {
+        ConvertError::Napi(e)
+    }
+}
+
+fn refused(message: String) -> ConvertError {
+    ConvertError::Refused(ConfigError::new(message))
+}
+
+/// Prefixes a refusal with where it happened, built only on the error path.
+fn at(e: ConvertError, segment: &str) -> ConvertError {
+    match e {
+        ConvertError::Refused(mut c) if c.message.starts_with("at $") => {
+            c.message.insert_str(4, segment);
+            ConvertError::Refused(c)
+        }
+        other => other,
+    }
+}
+
+pub fn to_json(env: Env, v: Val) -> Result<Value, ConvertError> {
+    to_json_at(env, v, 0)
+}
+
+fn to_json_at(env: Env, v: Val, depth: usize) -> Result<Value, ConvertError> {
+    if depth > MAX_VALUE_DEPTH {
+        return Err(refused(format!(
+            "value nests deeper than {MAX_VALUE_DEPTH} levels (or is cyclic); it cannot be JSON"
+        )));
+    }
+    match js::kind(env, v)? {
+        Kind::Null => Ok(Value::Null),
+        Kind::Boolean => Ok(Value::Bool(js::boolean(env, v)?)),
+        Kind::String => Ok(Value::String(js::string(env, v)?)),
+        Kind::Number => {
+            let n = js::number(env, v)?;
+            Number::from_f64(n).map(Value::Number).ok_or_else(|| {
+                refused(format!(
+                    "at $: the non-finite number {} cannot be JSON",
+                    crate::core::jcs::format_f64(n)
+                ))
+            })
+        }
+        Kind::Object if js::is_array(env, v)? => {
+            let len = js::array_len(env, v)?;
+            let mut items = Vec::with_capacity(len as usize);
+            for i in 0..len {
+                let item = js::element(env, v, i)?;
+                if js::kind(env, item)? == Kind::Undefined {
+                    return Err(refused(format!(
+                        "at $[{i}]: undefined in an array cannot be JSON"
+                    )));
+                }
+                items.push(to_json_at(env, item, depth + 1).map_err(|e| at(e, &format!("[{i}]")))?);
+            }
+            Ok(Value::Array(items))
+        }
+        Kind::Object => {
+            let keys = js::own_keys(env, v)?;
+            let len = js::array_len(env, keys)?;
+            let mut map = Map::with_capacity(len as usize);
+            for i in 0..len {
+                let key = js::element(env, keys, i)?;
+                let member = js::property(env, v, key)?;
+                if js::kind(env, member)? == Kind::Undefined {
+                    continue;
+                }
+                let name = js::string(env, key)?;
+                let value = to_json_at(env, member, depth + 1)
+                    .map_err(|e| at(e, &format!(".{name}")))?;
+                map.insert(name, value);
+            }
+            Ok(Value::Object(map))
+        }
+        Kind::Undefined => Err(refused("at $: undefined cannot be JSON".into())),
+        other => Err(refused(format!(
+            "at $: a {} cannot be JSON",
+            format!("{other:?}").to_lowercase()
+        ))),
+    }
+}
+
+pub fn from_json(env: Env, value: &Value) -> napi::Result<Val> {
+    match value {
+        Value::Null => js::null(env),
+        Value::Bool(b) => js::create_bool(env, *b),
+        Value::Number(n) => js::create_number(env, n.as_f64().unwrap_or(0.0)),
+        Value::String(s) => js::create_string(env, s),
+        Value::Array(items) => {
+            let arr = js::create_array(env, items.len())?;
+            for (i, item) in items.iter().enumerate() {
+                let v = from_json(env, item)?;
+                js::set_element(env, arr, i as u32, v)?;
+            }
+            Ok(arr)
+        }
+        Value::Object(map) => {
+            let obj = js::create_object(env)?;
+            for (k, item) in map {
+                let v = from_json(env, item)?;
+                js::set_member(env, obj, k, v)?;
+            }
+            Ok(obj)
+        }
+    }
+}
+
+/// How deep the config walk looks: `config.risk.<tool>` is the deepest member checked.
+const CONFIG_DEPTH: usize = 3;
+
+/// The host config as the core's checks see it. `server` is only probed for a `connect`
+/// method: it is a live object (often cyclic) that the core never needs to see into.
+pub fn to_raw(env: Env, v: Val) -> napi::Result<Raw> {
+    to_raw_at(env, v, 0, false)
+}
+
+fn to_raw_at(env: Env, v: Val, depth: usize, probe_only: bool) -> napi::Result<Raw> {
+    Ok(match js::kind(env, v)? {
+        Kind::Undefined => Raw::Undefined,
+        Kind::Null => Raw::Null,
+        Kind::Boolean => Raw::Bool(js::boolean(env, v)?),
+        Kind::Number => Raw::Number(js::number(env, v)?),
+        Kind::String => Raw::String(js::string(env, v)?),
+        Kind::Function => Raw::Function,
+        Kind::Object if probe_only => {
+            let connect = js::named(env, v, "connect")?;
+            let connect = to_raw_at(env, connect, CONFIG_DEPTH, false)?;
+            Raw::Object(vec![("connect".into(), connect)])
+        }
+        Kind::Object if depth >= CONFIG_DEPTH => Raw::Other("[object Object]".into()),
+        Kind::Object if js::is_array(env, v)? => {
+            let len = js::array_len(env, v)?;
+            let mut items = Vec::with_capacity(len as usize);
+            for i in 0..len {
+                items.push(to_raw_at(env, js::element(env, v, i)?, depth + 1, false)?);
+            }
+            Raw::Array(items)
+        }
+        Kind::Object => {
+            let keys = js::own_keys(env, v)?;
+            let len = js::array_len(env, keys)?;
+            let mut members = Vec::with_capacity(len as usize);
+            for i in 0..len {
+                let key = js::element(env, keys, i)?;
+                let name = js::string(env, key)?;
+                let member = js::property(env, v, key)?;
+                let probe = depth == 0 && name == "server";
+                members.push((name, to_raw_at(env, member, depth + 1, probe)?));
+            }
+            Raw::Object(members)
+        }
+        Kind::Symbol => Raw::Other("Symbol()".into()),
+        Kind::BigInt => Raw::Other("bigint".into()),
+        Kind::External => Raw::Other("[object Object]".into()),
+    })
+}
+
+impl From<ConvertError> for Error<String> {
+    fn from(e: ConvertError) -> Self {
+        match e {
+            ConvertError::Refused(c) => super::errors::refusal(c),
+            ConvertError::Napi(n) => super::errors::from_napi(n),
+        }
+    }
+}

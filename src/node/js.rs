@@ -1,0 +1,211 @@
+//! Thin, checked wrappers over the N-API calls the conversions need.
+//!
+//! Raw `sys` calls keep the value walk cheap (no intermediate wrapper objects) and make every
+//! failure, including a throwing getter, an ordinary `Err` instead of a panic.
+
+use napi::sys;
+use napi::{Error, Result, Status};
+use std::ptr;
+
+pub type Env = sys::napi_env;
+pub type Val = sys::napi_value;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Undefined,
+    Null,
+    Boolean,
+    Number,
+    String,
+    Symbol,
+    Object,
+    Function,
+    External,
+    BigInt,
+}
+
+/// Turns an N-API status into a Result; a pending JS exception stays pending.
+pub fn check(env: Env, status: sys::napi_status, what: &str) -> Result<()> {
+    if status == sys::Status::napi_ok {
+        return Ok(());
+    }
+    let mut pending = false;
+    unsafe { sys::napi_is_exception_pending(env, &mut pending) };
+    if pending {
+        return Err(Error::new(Status::PendingException, what.to_owned()));
+    }
+    Err(Error::new(Status::GenericFailure, format!("{what} failed")))
+}
+
+pub fn kind(env: Env, v: Val) -> Result<Kind> {
+    let mut t = 0;
+    check(env, unsafe { sys::napi_typeof(env, v, &mut t) }, "typeof")?;
+    Ok(match t {
+        sys::ValueType::napi_undefined => Kind::Undefined,
+        sys::ValueType::napi_null => Kind::Null,
+        sys::ValueType::napi_boolean => Kind::Boolean,
+        sys::ValueType::napi_number => Kind::Number,
+        sys::ValueType::napi_string => Kind::String,
+        sys::ValueType::napi_symbol => Kind::Symbol,
+        sys::ValueType::napi_function => Kind::Function,
+        sys::ValueType::napi_external => Kind::External,
+        sys::ValueType::napi_bigint => Kind::BigInt,
+        _ => Kind::Object,
+    })
+}
+
+pub fn number(env: Env, v: Val) -> Result<f64> {
+    let mut out = 0.0;
+    check(env, unsafe { sys::napi_get_value_double(env, v, &mut out) }, "number")?;
+    Ok(out)
+}
+
+pub fn boolean(env: Env, v: Val) -> Result<bool> {
+    let mut out = false;
+    check(env, unsafe { sys::napi_get_value_bool(env, v, &mut out) }, "boolean")?;
+    Ok(out)
+}
+
+pub fn string(env: Env, v: Val) -> Result<String> {
+    let mut len = 0usize;
+    check(
+        env,
+        unsafe { sys::napi_get_value_string_utf8(env, v, ptr::null_mut(), 0, &mut len) },
+        "string length",
+    )?;
+    let mut buf = vec![0u8; len + 1];
+    let mut written = 0usize;
+    check(
+        env,
+        unsafe {
+            sys::napi_get_value_string_utf8(env, v, buf.as_mut_ptr().cast(), len + 1, &mut written)
+        },
+        "string",
+    )?;
+    buf.truncate(written);
+    // N-API already replaced lone surrogates, so the bytes are valid UTF-8.
+    Ok(String::from_utf8(buf).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+}
+
+pub fn is_array(env: Env, v: Val) -> Result<bool> {
+    let mut out = false;
+    check(env, unsafe { sys::napi_is_array(env, v, &mut out) }, "isArray")?;
+    Ok(out)
+}
+
+pub fn array_len(env: Env, v: Val) -> Result<u32> {
+    let mut out = 0u32;
+    check(env, unsafe { sys::napi_get_array_length(env, v, &mut out) }, "array length")?;
+    Ok(out)
+}
+
+pub fn element(env: Env, v: Val, i: u32) -> Result<Val> {
+    let mut out = ptr::null_mut();
+    check(env, unsafe { sys::napi_get_element(env, v, i, &mut out) }, "array element")?;
+    Ok(out)
+}
+
+/// Own enumerable string keys, in `Object.keys` order.
+pub fn own_keys(env: Env, v: Val) -> Result<Val> {
+    let mut out = ptr::null_mut();
+    check(
+        env,
+        unsafe {
+            sys::napi_get_all_property_names(
+                env,
+                v,
+                sys::KeyCollectionMode::own_only,
+                sys::KeyFilter::enumerable | sys::KeyFilter::skip_symbols,
+                sys::KeyConversion::numbers_to_strings,
+                &mut out,
+            )
+        },
+        "Object.keys",
+    )?;
+    Ok(out)
+}
+
+pub fn property(env: Env, obj: Val, key: Val) -> Result<Val> {
+    let mut out = ptr::null_mut();
+    check(env, unsafe { sys::napi_get_property(env, obj, key, &mut out) }, "property read")?;
+    Ok(out)
+}
+
+pub fn named(env: Env, obj: Val, key: &str) -> Result<Val> {
+    let key = create_string(env, key)?;
+    property(env, obj, key)
+}
+
+pub fn create_string(env: Env, s: &str) -> Result<Val> {
+    let mut out = ptr::null_mut();
+    check(
+        env,
+        unsafe { sys::napi_create_string_utf8(env, s.as_ptr().cast(), s.len() as isize, &mut out) },
+        "string creation",
+    )?;
+    Ok(out)
+}
+
+pub fn create_number(env: Env, n: f64) -> Result<Val> {
+    let mut out = ptr::null_mut();
+    check(env, unsafe { sys::napi_create_double(env, n, &mut out) }, "number creation")?;
+    Ok(out)
+}
+
+pub fn create_bool(env: Env, b: bool) -> Result<Val> {
+    let mut out = ptr::null_mut();
+    check(env, unsafe { sys::napi_get_boolean(env, b, &mut out) }, "boolean")?;
+    Ok(out)
+}
+
+pub fn null(env: Env) -> Result<Val> {
+    let mut out = ptr::null_mut();
+    check(env, unsafe { sys::napi_get_null(env, &mut out) }, "null")?;
+    Ok(out)
+}
+
+pub fn create_object(env: Env) -> Result<Val> {
+    let mut out = ptr::null_mut();
+    check(env, unsafe { sys::napi_create_object(env, &mut out) }, "object creation")?;
+    Ok(out)
+}
+
+pub fn create_array(env: Env, len: usize) -> Result<Val> {
+    let mut out = ptr::null_mut();
+    check(
+        env,
+        unsafe { sys::napi_create_array_with_length(env, len, &mut out) },
+        "array creation",
+    )?;
+    Ok(out)
+}
+
+pub fn set_element(env: Env, arr: Val, i: u32, v: Val) -> Result<()> {
+    check(env, unsafe { sys::napi_set_element(env, arr, i, v) }, "array write")
+}
+
+/// Sets an own enumerable data property. `__proto__` is defined, not assigned, so a member of
+/// that name stays data instead of replacing the object's prototype.
+pub fn set_member(env: Env, obj: Val, key: &str, v: Val) -> Result<()> {
+    let name = create_string(env, key)?;
+    if key == "__proto__" {
+        let descriptor = sys::napi_property_descriptor {
+            utf8name: ptr::null(),
+            name,
+            method: None,
+            getter: None,
+            setter: None,
+            value: v,
+            attributes: sys::PropertyAttributes::writable
+                | sys::PropertyAttributes::enumerable
+                | sys::PropertyAttributes::configurable,
+            data: ptr::null_mut(),
+        };
+        return check(
+            env,
+            unsafe { sys::napi_define_properties(env, obj, 1, &descriptor) },
+            "property definition",
+        );
+    }
+    check(env, unsafe { sys::napi_set_property(env, obj, name, v) }, "property write")
+}
