@@ -1,10 +1,10 @@
 'use strict';
 
-// The hand-written entry over the generated loader (../index.js): host error classes,
-// closures that survive Proxy and Function.prototype.apply, and the live posture read.
+// The hand-written entry over the generated loader (../index.js): host error classes and
+// the sugar the native layer cannot offer (see source.js).
 const native = require('../index.js');
 const { ConfigError, adopt } = require('./errors.js');
-const { describePosture } = require('./posture.js');
+const { createSource } = require('./source.js');
 const { makeResolveToolset } = require('./toolset.js');
 
 function createMcp(options) {
@@ -14,36 +14,7 @@ function createMcp(options) {
   }
 
   return function mcp(config) {
-    let nativeSource;
-    try {
-      nativeSource = new native.NativeSource(config);
-    } catch (err) {
-      throw adopt(HostConfigError, err);
-    }
-    const id = nativeSource.id;
-
-    // Methods are closures over the native half, never `this`-bound, so a Proxy of the source
-    // or `source.tools.apply(other, ...)` behaves the same.
-    return {
-      id,
-      async tools(session) {
-        try {
-          return await nativeSource.tools(session == null ? undefined : session.runId);
-        } catch (err) {
-          throw adopt(HostConfigError, err);
-        }
-      },
-      async close() {
-        try {
-          await nativeSource.close();
-        } catch (err) {
-          throw adopt(HostConfigError, err);
-        }
-      },
-      describeRegulatedPosture() {
-        return describePosture(config, id);
-      },
-    };
+    return createSource(native, HostConfigError, config);
   };
 }
 

@@ -2,5 +2,7 @@
 //!
 //! `core` holds every policy decision in plain Rust; `node` is the napi edge only.
 
+pub mod client;
 pub mod core;
 mod node;
+pub mod transport;

@@ -1,11 +1,15 @@
 //! Plain Rust, no napi: every policy decision of the tool source, testable with `cargo test`.
 
+pub mod admit;
 pub mod canonical;
 pub mod config;
 pub mod error;
 pub mod hash;
 pub mod jcs;
 pub mod raw;
+pub mod result;
+pub mod source;
+pub mod sweep;
 pub mod validate;
 
 pub use error::ConfigError;

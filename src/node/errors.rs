@@ -1,20 +1,15 @@
 //! Errors crossing into JS carry a `code` the JS wrapper maps to classes: `RULVAR_CONFIG`
-//! becomes the host's `ConfigError`, anything else stays a plain `Error`.
+//! becomes the host's `ConfigError`; an error without it stays a plain `Error`.
 
 use crate::core::ConfigError;
 use napi::Error;
 
 pub const CONFIG_CODE: &str = "RULVAR_CONFIG";
-pub const RUNTIME_CODE: &str = "RULVAR_RUNTIME";
 
 pub type JsError = Error<String>;
 
 pub fn refusal(e: ConfigError) -> JsError {
     Error::new(CONFIG_CODE.to_owned(), e.message)
-}
-
-pub fn failure(message: impl Into<String>) -> JsError {
-    Error::new(RUNTIME_CODE.to_owned(), message.into())
 }
 
 /// Keeps the status text, so a pending JS exception (`PendingException`) is not thrown twice.

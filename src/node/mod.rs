@@ -3,6 +3,8 @@
 mod convert;
 mod errors;
 mod hashing;
+mod hooks;
 mod js;
 mod source;
+mod tooldefs;
 mod value;

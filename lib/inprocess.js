@@ -1,0 +1,68 @@
+'use strict';
+
+/**
+ * The in-process bridge (contract §7): the SDK `Transport` object handed to the host's
+ * `server.connect()`, carrying JSON-RPC messages to and from the native client.
+ *
+ * Every function here is called from native code through a thread-safe function that must
+ * never throw (a throw there would be fatal), so each one catches what the server does.
+ */
+function makeInprocessBridge(server, getNative) {
+  let current = null;
+
+  function attach() {
+    const native = getNative();
+    const transport = {
+      onmessage: undefined,
+      onclose: undefined,
+      onerror: undefined,
+      async start() {},
+      async send(message) {
+        if (current !== transport) throw new Error('mcp: the in-process connection is closed');
+        // Synchronous on purpose: a listChanged is observed before send() returns.
+        native.deliver(JSON.stringify(message));
+      },
+      async close() {
+        if (current === transport) {
+          current = null;
+          native.detached();
+        }
+        fire(transport, 'onclose');
+      },
+    };
+    current = transport;
+    return (async () => {
+      await server.connect(transport);
+      return 'ok';
+    })();
+  }
+
+  function toServer(text) {
+    const transport = current;
+    if (transport === null || typeof transport.onmessage !== 'function') return;
+    try {
+      transport.onmessage(JSON.parse(text));
+    } catch (err) {
+      fire(transport, 'onerror', err);
+    }
+  }
+
+  async function detach() {
+    const transport = current;
+    current = null;
+    if (transport !== null) fire(transport, 'onclose');
+    return 'ok';
+  }
+
+  return { attach, toServer, detach };
+}
+
+function fire(transport, handler, arg) {
+  try {
+    if (typeof transport[handler] === 'function') transport[handler](arg);
+  } catch {
+    // The server's own handler failed; nothing of ours depends on it.
+  }
+}
+
+module.exports = { makeInprocessBridge };

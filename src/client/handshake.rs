@@ -1,0 +1,40 @@
+//! The initialize handshake. SDK 1.x servers speak the initialize-era protocol versions.
+
+use super::rpc::{Rpc, RpcError};
+use serde_json::{json, Value};
+use std::time::Duration;
+
+pub const PROTOCOL_VERSION: &str = "2025-11-25";
+pub const SUPPORTED_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+#[derive(Debug, Clone)]
+pub struct ServerInfo {
+    pub protocol_version: String,
+    pub result: Value,
+}
+
+pub async fn initialize(rpc: &Rpc, timeout: Option<Duration>) -> Result<ServerInfo, RpcError> {
+    let params = json!({
+        "protocolVersion": PROTOCOL_VERSION,
+        "capabilities": {},
+        "clientInfo": { "name": "rulvar", "version": "1.0.0" }
+    });
+    let result = rpc
+        .request("initialize", params, timeout, None, std::future::pending())
+        .await?;
+    let version = result
+        .get("protocolVersion")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    if !SUPPORTED_VERSIONS.contains(&version.as_str()) {
+        return Err(RpcError::Closed(format!(
+            "the server answered initialize with unsupported protocol version '{version}'"
+        )));
+    }
+    rpc.notify("notifications/initialized", json!({}))?;
+    Ok(ServerInfo {
+        protocol_version: version,
+        result,
+    })
+}

@@ -1,0 +1,6 @@
+//! A lean MCP client over any `Wire`: JSON-RPC requests with per-request timeouts and
+//! cancellation, and the initialize handshake. Messages stay `serde_json::Value`, so schemas
+//! keep their wire order and a malformed page is seen as it is.
+
+pub mod rpc;
+pub mod handshake;

@@ -1,0 +1,201 @@
+//! Admission (contract §5): filter, schema bytes, final names, canonicalization, validators.
+
+use super::canonical::canonicalize;
+use super::config::Config;
+use super::error::{ConfigError, Result};
+use super::jcs;
+use super::sweep::clip;
+use super::validate::Compiled;
+use serde_json::Value;
+
+/// One admitted tool: everything `execute` and the ToolDef need, validators compiled once.
+#[derive(Debug)]
+pub struct ToolSpec {
+    pub name: String,
+    pub original: String,
+    pub description: String,
+    /// The bare `inputSchema` as the server sent it, wire key order kept.
+    pub parameters: Value,
+    pub output_schema: Option<Value>,
+    pub needs_approval: bool,
+    pub risk: Option<String>,
+    pub input: Compiled,
+    pub output: Option<Compiled>,
+}
+
+/// Admits the wire tools of one sweep, in wire order.
+pub fn admit(config: &Config, wire: Vec<Value>) -> Result<Vec<ToolSpec>> {
+    let mut out = Vec::new();
+    for tool in wire {
+        let Value::Object(mut map) = tool else { continue };
+        let original = match map.get("name") {
+            Some(Value::String(n)) => n.clone(),
+            _ => continue,
+        };
+        if config.deny.iter().any(|d| *d == original) {
+            continue;
+        }
+        if let Some(allow) = &config.allow {
+            if !allow.iter().any(|a| *a == original) {
+                continue;
+            }
+        }
+        let parameters = map.remove("inputSchema").unwrap_or(Value::Null);
+        let output_schema = match map.remove("outputSchema") {
+            None | Some(Value::Null) => None,
+            Some(schema) => Some(schema),
+        };
+        if let Some(cap) = config.max_schema_bytes {
+            let bytes = json_text_len(&parameters) + output_schema.as_ref().map_or(0, json_text_len);
+            if bytes as u64 > cap {
+                return Err(ConfigError::new(format!(
+                    "mcp: tool '{}' declares {bytes} bytes of schema, over the declared maxSchemaBytes {cap}; deny the tool or raise the cap",
+                    clip(&original)
+                )));
+            }
+        }
+        let name = match &config.prefix {
+            Some(prefix) => format!("{prefix}_{original}"),
+            None => original.clone(),
+        };
+        if !valid_name(&name) {
+            return Err(ConfigError::new(format!(
+                "mcp: imported tool name '{}' must match ^[a-zA-Z0-9_-]{{1,64}}$",
+                clip(&name)
+            )));
+        }
+        canonicalize(&parameters).map_err(|e| {
+            ConfigError::new(format!(
+                "mcp: tool '{}' has an input schema that cannot be canonicalized: {}",
+                clip(&original),
+                e.message
+            ))
+        })?;
+        let compile = |schema: &Value, which: &str| {
+            Compiled::new(schema).map_err(|e| {
+                ConfigError::new(format!(
+                    "mcp: tool '{}' has an invalid {which} schema: {}",
+                    clip(&original),
+                    e.message
+                ))
+            })
+        };
+        let input = compile(&parameters, "input")?;
+        let output = match &output_schema {
+            Some(schema) => Some(compile(schema, "output")?),
+            None => None,
+        };
+        let description = match map.get("description") {
+            Some(Value::String(d)) => d.clone(),
+            _ => String::new(),
+        };
+        out.push(ToolSpec {
+            needs_approval: config.needs_approval(&original),
+            risk: config.risk.get(&original).cloned(),
+            name,
+            original,
+            description,
+            parameters,
+            output_schema,
+            input,
+            output,
+        });
+    }
+    Ok(out)
+}
+
+pub fn valid_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// UTF-8 length of `JSON.stringify(value)`: wire key order, ECMAScript numbers, no whitespace.
+pub fn json_text_len(value: &Value) -> usize {
+    let mut out = String::new();
+    write_wire_order(&mut out, value);
+    out.len()
+}
+
+fn write_wire_order(out: &mut String, value: &Value) {
+    match value {
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_wire_order(out, item);
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            out.push('{');
+            for (i, (k, v)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                jcs::write_string(out, k);
+                out.push(':');
+                write_wire_order(out, v);
+            }
+            out.push('}');
+        }
+        scalar => jcs::write_value(out, scalar),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::raw::Raw;
+    use serde_json::json;
+
+    fn config(extra: Vec<(&str, Raw)>) -> Config {
+        let mut m = vec![
+            ("transport".to_string(), Raw::String("stdio".into())),
+            ("command".to_string(), Raw::String("node".into())),
+        ];
+        m.extend(extra.into_iter().map(|(k, v)| (k.to_string(), v)));
+        Config::parse(&Raw::Object(m)).unwrap()
+    }
+
+    fn wire(name: &str, schema: Value) -> Value {
+        json!({"name": name, "description": "d", "inputSchema": schema})
+    }
+
+    #[test]
+    fn deny_wins_over_allow_and_prefix_applies() {
+        let c = config(vec![
+            ("allow", Raw::Array(vec![Raw::String("a".into()), Raw::String("b".into())])),
+            ("deny", Raw::Array(vec![Raw::String("b".into())])),
+            ("prefix", Raw::String("gh".into())),
+        ]);
+        let specs = admit(&c, vec![wire("a", json!({"type": "object"})), wire("b", json!({"type": "object"})), wire("c", json!({"type": "object"}))]).unwrap();
+        assert_eq!(specs.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), vec!["gh_a"]);
+        assert_eq!(specs[0].original, "a");
+    }
+
+    #[test]
+    fn schema_bytes_count_like_json_stringify() {
+        let schema = json!({"type": "object", "properties": {"n": {"type": "number", "maximum": 1.0, "minimum": 1e21}}});
+        // JSON.stringify writes 1.0 as 1 and 1e21 as 1e+21.
+        assert_eq!(
+            json_text_len(&schema),
+            r#"{"type":"object","properties":{"n":{"type":"number","maximum":1,"minimum":1e+21}}}"#.len()
+        );
+        let c = config(vec![("maxSchemaBytes", Raw::Number(10.0))]);
+        let e = admit(&c, vec![wire("fat", schema)]).unwrap_err();
+        assert!(e.message.starts_with("mcp: tool 'fat' declares 82 bytes of schema, over the declared maxSchemaBytes 10"), "{}", e.message);
+    }
+
+    #[test]
+    fn refuses_bad_final_names_and_uncanonical_schemas() {
+        let c = config(vec![]);
+        let e = admit(&c, vec![wire("has space", json!({"type": "object"}))]).unwrap_err();
+        assert_eq!(e.message, "mcp: imported tool name 'has space' must match ^[a-zA-Z0-9_-]{1,64}$");
+        let e = admit(&c, vec![wire("rec", json!({"type": "object", "properties": {"a": {"$ref": "#"}}}))]).unwrap_err();
+        assert!(e.message.contains("Recursive local $ref '#'"));
+    }
+}

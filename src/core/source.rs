@@ -1,0 +1,356 @@
+//! One tool source: lazy connect, the cached snapshot and its generation, single-flight
+//! sweeps, the drift poison, and close (contract §3, §6).
+
+use super::admit::{admit, ToolSpec};
+use super::config::{Config, Drift as DriftPolicy};
+use super::error::ConfigError;
+use super::result::{map_result, CallFailure};
+use super::validate::describe;
+use super::jcs::format_f64;
+use super::sweep::{sweep, PageError, SweepBounds, SweepError};
+use crate::client::handshake;
+use crate::client::rpc::{Rpc, RpcError};
+use crate::transport::observe::{Drift, Inbound};
+use crate::transport::Wire;
+use futures::future::BoxFuture;
+use serde_json::{json, Value};
+use std::any::Any;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// The SDK's default request timeout, used where the config declares none.
+pub const DEFAULT_TIMEOUT_MS: f64 = 60_000.0;
+
+/// Why a source operation failed, sorted by how the JS side must surface it.
+#[derive(Debug)]
+pub enum SourceError {
+    /// A typed refusal (`ConfigError`).
+    Refused(ConfigError),
+    /// A plain `Error`.
+    Failed(String),
+    /// An error object of the host's own, passed through untouched (inprocess `connect`).
+    Host(Box<dyn Any + Send>),
+}
+
+impl From<ConfigError> for SourceError {
+    fn from(e: ConfigError) -> Self {
+        SourceError::Refused(e)
+    }
+}
+
+/// Creates the transport of one connection; the node layer supplies it per transport kind.
+pub trait Connector: Send + Sync {
+    fn open(&self, inbound: Inbound) -> BoxFuture<'static, Result<Arc<dyn Wire>, SourceError>>;
+}
+
+pub struct Connection {
+    pub rpc: Arc<Rpc>,
+    pub epoch: u64,
+}
+
+impl Connection {
+    fn alive(&self) -> bool {
+        self.rpc.is_closed().is_none()
+    }
+
+    async fn release(&self, reason: &str) {
+        self.rpc.close(reason);
+        self.rpc.wire().shutdown().await;
+    }
+}
+
+/// What one sweep admitted, bound to the connection that listed it.
+pub struct Snapshot {
+    pub generation: u64,
+    pub tools: Vec<ToolSpec>,
+    pub conn: Arc<Connection>,
+}
+
+impl Snapshot {
+    /// Identifies the snapshot to the JS side, which keeps one array per snapshot.
+    pub fn key(&self) -> String {
+        format!("{}:{}", self.conn.epoch, self.generation)
+    }
+}
+
+#[derive(Default)]
+struct State {
+    conn: Option<Arc<Connection>>,
+    snapshot: Option<Arc<Snapshot>>,
+}
+
+#[derive(Default)]
+struct Live {
+    epoch: u64,
+    conn: Option<Arc<Connection>>,
+}
+
+pub struct Source {
+    config: Arc<Config>,
+    id: String,
+    connector: Arc<dyn Connector>,
+    drift: Arc<Drift>,
+    /// Held across a whole connect + sweep: concurrent cold calls make one sweep.
+    state: tokio::sync::Mutex<State>,
+    /// The connection being set up or in use, reachable by close() without waiting for a sweep.
+    live: Mutex<Live>,
+}
+
+fn ms(v: Option<f64>) -> f64 {
+    v.unwrap_or(DEFAULT_TIMEOUT_MS)
+}
+
+fn duration(ms: f64) -> Duration {
+    Duration::from_secs_f64(ms / 1000.0)
+}
+
+impl Source {
+    pub fn new(config: Arc<Config>, connector: Arc<dyn Connector>) -> Arc<Source> {
+        Arc::new(Source {
+            id: config.id(),
+            drift: Arc::new(Drift::new(config.drift == DriftPolicy::Refuse)),
+            config,
+            connector,
+            state: Default::default(),
+            live: Default::default(),
+        })
+    }
+
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    pub fn drift(&self) -> &Arc<Drift> {
+        &self.drift
+    }
+
+    fn poison_refusal(&self) -> SourceError {
+        SourceError::Refused(ConfigError::new(format!(
+            "mcp: the tool list of '{}' changed after import (listChanged) and drift policy 'refuse' holds the source closed; close() and re-create the source (and re-record any toolset attestation) to import the changed list deliberately",
+            self.id
+        )))
+    }
+
+    /// `tools()`: the cached snapshot while it is current, else connect (lazily) and sweep.
+    pub async fn tools(&self) -> Result<Arc<Snapshot>, SourceError> {
+        if self.drift.poisoned() {
+            return Err(self.poison_refusal());
+        }
+        let mut state = self.state.lock().await;
+        if self.drift.poisoned() {
+            return Err(self.poison_refusal());
+        }
+        if let Some(snapshot) = &state.snapshot {
+            if snapshot.generation == self.drift.generation() {
+                return Ok(snapshot.clone());
+            }
+        }
+        let conn = match &state.conn {
+            Some(c) if c.alive() => c.clone(),
+            stale => {
+                if let Some(old) = stale.clone() {
+                    old.release("mcp: the connection was replaced").await;
+                }
+                state.conn = None;
+                let c = self.connect().await?;
+                state.conn = Some(c.clone());
+                c
+            }
+        };
+        let generation = self.drift.generation();
+        let wire = self.sweep(&conn).await?;
+        let config = self.config.clone();
+        // Canonicalization and validator compiles are CPU work: keep them off async workers.
+        let tools = tokio::task::spawn_blocking(move || admit(&config, wire))
+            .await
+            .map_err(|_| SourceError::Failed("mcp: admission of the tool list panicked".into()))??;
+        let snapshot = Arc::new(Snapshot {
+            generation,
+            tools,
+            conn,
+        });
+        // A listChanged that arrived during the sweep keeps this result from being cached.
+        if self.drift.generation() == generation {
+            state.snapshot = Some(snapshot.clone());
+        }
+        Ok(snapshot)
+    }
+
+    /// The current cached snapshot's key, without waiting (None while a sweep holds the state).
+    pub fn cached_key(&self) -> Option<String> {
+        if self.drift.poisoned() {
+            return None;
+        }
+        let state = self.state.try_lock().ok()?;
+        let snapshot = state.snapshot.as_ref()?;
+        (snapshot.generation == self.drift.generation()).then(|| snapshot.key())
+    }
+
+    async fn connect(&self) -> Result<Arc<Connection>, SourceError> {
+        let connect_ms = ms(self.config.timeouts.connect_ms);
+        let epoch = self.live.lock().map(|l| l.epoch).unwrap_or(0);
+        let (inbound, rx) = Inbound::new(self.drift.clone());
+        let attempt = async {
+            let wire = self.connector.open(inbound).await?;
+            let conn = Arc::new(Connection {
+                rpc: Rpc::start(wire, rx),
+                epoch,
+            });
+            let registered = {
+                let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
+                let current = live.epoch == epoch;
+                if current {
+                    live.conn = Some(conn.clone());
+                }
+                current
+            };
+            if !registered {
+                conn.rpc.wire().abort().await;
+                return Err(SourceError::Failed(format!(
+                    "mcp: '{}' was closed while connecting",
+                    self.id
+                )));
+            }
+            Ok::<_, SourceError>(conn)
+        };
+        let conn = match tokio::time::timeout(duration(connect_ms), attempt).await {
+            Ok(result) => result?,
+            Err(_) => return Err(self.connect_timeout(connect_ms, None).await),
+        };
+        // The remaining handshake shares the same budget.
+        let handshake = handshake::initialize(&conn.rpc, Some(duration(connect_ms)));
+        match handshake.await {
+            Ok(_) => Ok(conn),
+            Err(RpcError::TimedOut) => Err(self.connect_timeout(connect_ms, Some(&conn)).await),
+            Err(e) => {
+                self.forget_live(&conn);
+                conn.rpc.close("mcp: the handshake failed");
+                conn.rpc.wire().abort().await;
+                Err(SourceError::Failed(e.describe()))
+            }
+        }
+    }
+
+    async fn connect_timeout(&self, connect_ms: f64, conn: Option<&Arc<Connection>>) -> SourceError {
+        let live = self.live.lock().ok().and_then(|mut l| l.conn.take());
+        for c in conn.into_iter().cloned().chain(live) {
+            c.rpc.close("mcp: connect timed out");
+            c.rpc.wire().abort().await;
+        }
+        SourceError::Refused(ConfigError::new(format!(
+            "mcp: connect to '{}' timed out after {}ms",
+            self.id,
+            format_f64(connect_ms)
+        )))
+    }
+
+    fn forget_live(&self, conn: &Arc<Connection>) {
+        if let Ok(mut live) = self.live.lock() {
+            if live.conn.as_ref().is_some_and(|c| Arc::ptr_eq(c, conn)) {
+                live.conn = None;
+            }
+        }
+    }
+
+    async fn sweep(&self, conn: &Arc<Connection>) -> Result<Vec<Value>, SourceError> {
+        let bounds = SweepBounds {
+            max_tools: self.config.max_tools,
+            max_pages: self.config.max_pages,
+            list_ms: Some(ms(self.config.timeouts.list_ms)),
+            discovery_ms: self.config.timeouts.discovery_ms,
+        };
+        let rpc = conn.rpc.clone();
+        let result = sweep(&self.id, bounds, |cursor, timeout| {
+            let rpc = rpc.clone();
+            async move {
+                let params = match cursor {
+                    Some(c) => json!({ "cursor": c }),
+                    None => json!({}),
+                };
+                rpc.request("tools/list", params, timeout, None, std::future::pending())
+                    .await
+                    .map_err(|e| match e {
+                        RpcError::TimedOut => PageError::TimedOut,
+                        other => PageError::Failed(other.describe()),
+                    })
+            }
+        })
+        .await;
+        result.map_err(|e| match e {
+            SweepError::Refused(r) => SourceError::Refused(r),
+            SweepError::Failed(m) => {
+                SourceError::Failed(format!("mcp: tools/list of '{}' failed: {m}", self.id))
+            }
+        })
+    }
+
+    /// `execute`: validate, call with the original name, map the result (contract §5.1).
+    /// `input` is the JSON text of `input ?? {}`; the mapped result comes back as JSON text.
+    pub async fn call(
+        &self,
+        snapshot: &Snapshot,
+        index: usize,
+        input: &str,
+        progress: Option<tokio::sync::mpsc::UnboundedSender<Value>>,
+        cancel: impl std::future::Future<Output = ()>,
+    ) -> Result<String, CallFailure> {
+        let Some(spec) = snapshot.tools.get(index) else {
+            return Err(CallFailure(format!("mcp: '{}' has no tool #{index}", self.id)));
+        };
+        let arguments: Value = serde_json::from_str(input)
+            .map_err(|e| CallFailure(format!("mcp: the input of tool '{}' is not JSON: {e}", spec.name)))?;
+        let issues = spec.input.issues(&arguments);
+        if !issues.is_empty() {
+            return Err(CallFailure(format!(
+                "mcp: invalid input for tool '{}': {}",
+                spec.name,
+                describe(&issues)
+            )));
+        }
+        let call_ms = ms(self.config.timeouts.call_ms);
+        let params = json!({ "name": spec.original, "arguments": arguments });
+        let result = snapshot
+            .conn
+            .rpc
+            .request("tools/call", params, Some(duration(call_ms)), progress, cancel)
+            .await
+            .map_err(|e| {
+                CallFailure(match e {
+                    RpcError::TimedOut => format!(
+                        "mcp: tool '{}' timed out after {}ms (timeouts.callMs)",
+                        spec.name,
+                        format_f64(call_ms)
+                    ),
+                    RpcError::Cancelled => format!("mcp: tool '{}' was aborted", spec.name),
+                    other => format!("mcp: tool '{}' failed: {}", spec.name, other.describe()),
+                })
+            })?;
+        let mapped = map_result(&spec.name, spec.output.as_ref(), result)?;
+        Ok(mapped.to_string())
+    }
+
+    /// `close()`: idempotent; fails in-flight work, releases the connection, resets the source.
+    pub async fn close(&self) {
+        let live = {
+            let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
+            live.epoch += 1;
+            live.conn.take()
+        };
+        let reason = format!("mcp: '{}' was closed", self.id);
+        if let Some(conn) = &live {
+            conn.release(&reason).await;
+        }
+        let mut state = self.state.lock().await;
+        if let Some(conn) = state.conn.take() {
+            if !live.as_ref().is_some_and(|l| Arc::ptr_eq(l, &conn)) {
+                conn.release(&reason).await;
+            }
+        }
+        state.snapshot = None;
+        self.drift.reset();
+    }
+}

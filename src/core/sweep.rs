@@ -1,0 +1,300 @@
+//! The tools/list sweep (contract §4): cursor pagination with every bound and guard.
+//!
+//! The wire is abstracted as one page fetch, so the guards are tested here without a server.
+
+use super::error::ConfigError;
+use serde_json::Value;
+use std::collections::HashSet;
+use std::future::Future;
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SweepBounds {
+    pub max_tools: Option<u64>,
+    pub max_pages: Option<u64>,
+    pub list_ms: Option<f64>,
+    pub discovery_ms: Option<f64>,
+}
+
+/// Why one page request failed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PageError {
+    TimedOut,
+    /// Anything else: a JSON-RPC error, a dead connection. Passed through unchanged.
+    Failed(String),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum SweepError {
+    /// A bound or guard: a typed refusal.
+    Refused(ConfigError),
+    /// The wire failed: a plain error.
+    Failed(String),
+}
+
+fn refused(message: String) -> SweepError {
+    SweepError::Refused(ConfigError::new(message))
+}
+
+/// The wire tools of every page, in order. `fetch(cursor, timeout)` makes one tools/list call.
+pub async fn sweep<F, Fut>(id: &str, bounds: SweepBounds, mut fetch: F) -> Result<Vec<Value>, SweepError>
+where
+    F: FnMut(Option<String>, Option<Duration>) -> Fut,
+    Fut: Future<Output = Result<Value, PageError>>,
+{
+    let started = Instant::now();
+    let deadline = bounds
+        .discovery_ms
+        .map(|ms| started + Duration::from_secs_f64(ms / 1000.0));
+    let list_timeout = bounds.list_ms.map(|ms| Duration::from_secs_f64(ms / 1000.0));
+    let mut tools: Vec<Value> = Vec::new();
+    let mut visited: HashSet<String> = HashSet::new();
+    let mut cursor: Option<String> = None;
+    let mut page: u64 = 0;
+    loop {
+        let discovery_refusal = |pages: u64| {
+            format!(
+                "mcp: tools/list of '{id}' exceeded the discovery deadline (timeouts.discoveryMs {}) after {pages} page(s)",
+                super::jcs::format_f64(bounds.discovery_ms.unwrap_or(0.0))
+            )
+        };
+        // The page timeout is the smaller of listMs and what is left of the discovery budget.
+        let mut cut_by_budget = false;
+        let timeout = match deadline {
+            Some(deadline) => {
+                let remaining = deadline.saturating_duration_since(Instant::now());
+                if remaining.is_zero() {
+                    return Err(refused(discovery_refusal(page)));
+                }
+                match list_timeout {
+                    Some(list) if list <= remaining => Some(list),
+                    _ => {
+                        cut_by_budget = true;
+                        Some(remaining)
+                    }
+                }
+            }
+            None => list_timeout,
+        };
+        page += 1;
+        let queried_with = cursor.clone();
+        let result = match fetch(cursor.take(), timeout).await {
+            Ok(result) => result,
+            Err(PageError::TimedOut) if cut_by_budget => {
+                return Err(refused(format!(
+                    "{}: the current page call was cut at the remaining budget",
+                    discovery_refusal(page - 1)
+                )))
+            }
+            Err(PageError::TimedOut) => {
+                return Err(refused(format!(
+                    "mcp: tools/list of '{id}' page {page} timed out after {}ms (timeouts.listMs)",
+                    super::jcs::format_f64(bounds.list_ms.unwrap_or(0.0))
+                )))
+            }
+            Err(PageError::Failed(message)) => return Err(SweepError::Failed(message)),
+        };
+        let (page_tools, next) = read_page(id, page, &result)?;
+        tools.extend(page_tools);
+        if let Some(cap) = bounds.max_tools {
+            if tools.len() as u64 > cap {
+                return Err(refused(format!(
+                    "mcp: tools/list of '{id}' returned at least {} wire tools, over the declared maxTools {cap}; raise the cap or trim the server",
+                    tools.len()
+                )));
+            }
+        }
+        let Some(next) = next else {
+            return Ok(tools);
+        };
+        if queried_with.as_deref() == Some(next.as_str()) {
+            return Err(refused(format!(
+                "mcp: tools/list of '{id}' returned the cursor it was queried with ('{next}') on page {page}: the pagination makes no progress"
+            )));
+        }
+        if visited.contains(&next) {
+            return Err(refused(format!(
+                "mcp: tools/list of '{id}' returned a cursor this sweep already visited ('{next}') on page {page}: the pagination cycles"
+            )));
+        }
+        if let Some(cap) = bounds.max_pages {
+            if page >= cap {
+                return Err(refused(format!(
+                    "mcp: tools/list of '{id}' still reports another page after {page} page(s), over the declared maxPages {cap}; raise the cap or trim the server"
+                )));
+            }
+        }
+        if let Some(q) = queried_with {
+            visited.insert(q);
+        }
+        visited.insert(next.clone());
+        cursor = Some(next);
+    }
+}
+
+/// Checks the MCP tool shape of one page; a malformed page never half-imports.
+fn read_page(id: &str, page: u64, result: &Value) -> Result<(Vec<Value>, Option<String>), SweepError> {
+    let malformed = |what: String| {
+        refused(format!(
+            "mcp: tools/list of '{id}' returned a malformed page {page}: {what}"
+        ))
+    };
+    let Some(obj) = result.as_object() else {
+        return Err(malformed("the result is not an object".into()));
+    };
+    let Some(Value::Array(list)) = obj.get("tools") else {
+        return Err(malformed("'tools' is not an array".into()));
+    };
+    for (i, tool) in list.iter().enumerate() {
+        let name = tool.get("name");
+        let label = match name {
+            Some(Value::String(n)) => format!("tool '{}'", clip(n)),
+            _ => format!("tool #{i}"),
+        };
+        if !matches!(name, Some(Value::String(_))) {
+            return Err(malformed(format!("{label} has no string 'name'")));
+        }
+        if !is_object_schema(tool.get("inputSchema")) {
+            return Err(malformed(format!(
+                "{label} has an 'inputSchema' that is not an object schema with type 'object'"
+            )));
+        }
+        if let Some(output) = tool.get("outputSchema") {
+            if !output.is_null() && !is_object_schema(Some(output)) {
+                return Err(malformed(format!(
+                    "{label} has an 'outputSchema' that is not an object schema with type 'object'"
+                )));
+            }
+        }
+    }
+    let next = match obj.get("nextCursor") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(c)) if c.is_empty() => None,
+        Some(Value::String(c)) => Some(c.clone()),
+        Some(_) => return Err(malformed("'nextCursor' is not a string".into())),
+    };
+    Ok((list.clone(), next))
+}
+
+fn is_object_schema(schema: Option<&Value>) -> bool {
+    matches!(schema, Some(Value::Object(m)) if m.get("type") == Some(&Value::String("object".into())))
+}
+
+/// Tool names from a hostile server can be huge; messages carry at most 200 characters.
+pub fn clip(s: &str) -> String {
+    match s.char_indices().nth(200) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::cell::RefCell;
+
+    fn tool(name: &str) -> Value {
+        json!({"name": name, "inputSchema": {"type": "object"}})
+    }
+
+    /// Runs a sweep over scripted pages; returns the outcome and the cursors queried.
+    fn run(bounds: SweepBounds, pages: Vec<Value>) -> (Result<Vec<Value>, SweepError>, Vec<Option<String>>) {
+        let calls = RefCell::new(Vec::new());
+        let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+        let out = rt.block_on(sweep("mcp:test", bounds, |cursor, _| {
+            let i = calls.borrow().len();
+            calls.borrow_mut().push(cursor);
+            let page = pages.get(i).cloned().unwrap_or_else(|| pages.last().cloned().unwrap());
+            async move { Ok(page) }
+        }));
+        (out, calls.into_inner())
+    }
+
+    fn message(r: Result<Vec<Value>, SweepError>) -> String {
+        match r {
+            Err(SweepError::Refused(e)) => e.message,
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn pages_until_no_cursor_or_empty_cursor() {
+        let (out, calls) = run(
+            SweepBounds::default(),
+            vec![
+                json!({"tools": [tool("a")], "nextCursor": "c1"}),
+                json!({"tools": [tool("b")], "nextCursor": ""}),
+            ],
+        );
+        assert_eq!(out.unwrap().len(), 2);
+        assert_eq!(calls, vec![None, Some("c1".into())]);
+    }
+
+    #[test]
+    fn echo_guard_trips_on_page_two() {
+        let (out, calls) = run(
+            SweepBounds::default(),
+            vec![json!({"tools": [], "nextCursor": "same"})],
+        );
+        assert_eq!(calls.len(), 2);
+        assert_eq!(
+            message(out),
+            "mcp: tools/list of 'mcp:test' returned the cursor it was queried with ('same') on page 2: the pagination makes no progress"
+        );
+    }
+
+    #[test]
+    fn revisit_guard_trips_after_three_calls() {
+        let (out, calls) = run(
+            SweepBounds::default(),
+            vec![
+                json!({"tools": [], "nextCursor": "A"}),
+                json!({"tools": [], "nextCursor": "B"}),
+                json!({"tools": [], "nextCursor": "A"}),
+            ],
+        );
+        assert_eq!(calls.len(), 3);
+        assert!(message(out).contains("already visited ('A') on page 3: the pagination cycles"));
+    }
+
+    #[test]
+    fn max_pages_stops_at_exactly_the_cap() {
+        let pages = (0..10)
+            .map(|i| json!({"tools": [], "nextCursor": format!("c{i}")}))
+            .collect();
+        let bounds = SweepBounds { max_pages: Some(3), ..Default::default() };
+        let (out, calls) = run(bounds, pages);
+        assert_eq!(calls.len(), 3);
+        assert_eq!(
+            message(out),
+            "mcp: tools/list of 'mcp:test' still reports another page after 3 page(s), over the declared maxPages 3; raise the cap or trim the server"
+        );
+    }
+
+    #[test]
+    fn max_tools_counts_wire_tools_before_filtering() {
+        let bounds = SweepBounds { max_tools: Some(2), ..Default::default() };
+        let (out, _) = run(bounds, vec![json!({"tools": [tool("a"), tool("b"), tool("c")]})]);
+        assert_eq!(
+            message(out),
+            "mcp: tools/list of 'mcp:test' returned at least 3 wire tools, over the declared maxTools 2; raise the cap or trim the server"
+        );
+    }
+
+    #[test]
+    fn malformed_pages_name_the_tool() {
+        let (out, _) = run(
+            SweepBounds::default(),
+            vec![json!({"tools": [tool("ok"), {"name": "bad", "inputSchema": {"type": "string"}}]})],
+        );
+        assert!(message(out).contains("tool 'bad' has an 'inputSchema'"));
+        let (out, _) = run(SweepBounds::default(), vec![json!({"tools": "nope"})]);
+        assert!(message(out).contains("'tools' is not an array"));
+    }
+
+    #[test]
+    fn clip_bounds_long_names() {
+        assert_eq!(clip(&"x".repeat(10_000)).chars().count(), 201);
+    }
+}

@@ -1,0 +1,69 @@
+//! The host's JS callbacks as thread-safe functions (design hazards 2 and 4).
+//!
+//! Every one is weak (it never keeps Node's event loop alive) and not callee-handled, and each
+//! is awaited with `call_async_catch`, so a hook that throws becomes an ordinary error.
+
+use crate::transport::http::HeaderSource;
+use crate::transport::inprocess::Bridge;
+use futures::future::BoxFuture;
+use napi::bindgen_prelude::{FnArgs, Promise, Unknown};
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi::Status;
+use serde_json::Value;
+use std::sync::Arc;
+
+pub type Hook<T, R> = ThreadsafeFunction<T, R, T, Status, false, true>;
+pub type ProgressHook = ThreadsafeFunction<FnArgs<(u32, String)>, Unknown<'static>, FnArgs<(u32, String)>, Status, false, true>;
+
+/// `http.headers` as a function: the JS side wraps it so it always returns a Promise of the
+/// record's JSON text.
+pub struct HeaderHook(pub Arc<Hook<(), Promise<String>>>);
+
+impl HeaderSource for HeaderHook {
+    fn headers(&self) -> BoxFuture<'static, Result<Vec<(String, String)>, String>> {
+        let hook = self.0.clone();
+        Box::pin(async move {
+            let call = hook.call_async_catch(());
+            let failed = |e: napi::Error| format!("mcp: the http.headers hook failed: {}", e.reason);
+            let text = call.await.map_err(failed)?.await.map_err(failed)?;
+            let record: Value = serde_json::from_str(&text)
+                .map_err(|_| "mcp: the http.headers hook did not return a record".to_owned())?;
+            let Value::Object(map) = record else {
+                return Err("mcp: the http.headers hook did not return a record of header values".into());
+            };
+            let mut out = Vec::with_capacity(map.len());
+            for (name, value) in map {
+                match value {
+                    Value::String(v) => out.push((name, v)),
+                    Value::Null => {}
+                    _ => return Err(format!("mcp: the http.headers hook returned a non-string value for '{name}'")),
+                }
+            }
+            Ok(out)
+        })
+    }
+}
+
+/// The in-process server's side of the bridge (lib/inprocess.js).
+pub struct JsBridge {
+    pub to_server: Hook<String, Unknown<'static>>,
+    pub detach: Arc<Hook<(), Promise<String>>>,
+}
+
+impl Bridge for JsBridge {
+    fn to_server(&self, text: String) -> Result<(), String> {
+        match self.to_server.call(text, ThreadsafeFunctionCallMode::NonBlocking) {
+            Status::Ok => Ok(()),
+            status => Err(format!("mcp: the in-process server is gone ({status})")),
+        }
+    }
+
+    fn detach(&self) -> BoxFuture<'static, ()> {
+        let hook = self.detach.clone();
+        Box::pin(async move {
+            if let Ok(promise) = hook.call_async_catch(()).await {
+                let _ = promise.await;
+            }
+        })
+    }
+}

@@ -1,0 +1,33 @@
+//! The admitted tools as the JSON text the JS side turns into ToolDef objects.
+//!
+//! One `JSON.parse` of this text is far cheaper than building thousands of schema objects
+//! through N-API, and it yields plain objects and arrays (design hazard 14).
+
+use crate::core::admit::ToolSpec;
+use crate::core::jcs::write_string;
+
+pub fn tools_json(tools: &[ToolSpec]) -> String {
+    let mut out = String::with_capacity(tools.len() * 256);
+    out.push('[');
+    for (i, tool) in tools.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str("{\"name\":");
+        write_string(&mut out, &tool.name);
+        out.push_str(",\"description\":");
+        write_string(&mut out, &tool.description);
+        out.push_str(",\"parameters\":");
+        // serde_json keeps the wire key order (preserve_order) and exact numbers.
+        out.push_str(&serde_json::to_string(&tool.parameters).unwrap_or_else(|_| "{}".into()));
+        out.push_str(",\"needsApproval\":");
+        out.push_str(if tool.needs_approval { "true" } else { "false" });
+        if let Some(risk) = &tool.risk {
+            out.push_str(",\"risk\":");
+            write_string(&mut out, risk);
+        }
+        out.push('}');
+    }
+    out.push(']');
+    out
+}

@@ -1,0 +1,439 @@
+//! streamable HTTP (contract §7): POST per message, JSON or SSE answers, `Mcp-Session-Id`,
+//! a GET stream for server notifications, DELETE on close.
+//!
+//! Headers come from the config's record or the host's hook, fetched afresh before EVERY wire
+//! request (design hazard 10). Redirects are followed only within the same origin: header
+//! values are credentials and must not reach another host.
+
+use super::observe::Inbound;
+use super::{Wire, MAX_FRAME_BYTES};
+use futures::future::BoxFuture;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
+use serde_json::Value;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::task::JoinSet;
+
+/// Supplies the headers of one wire request.
+pub trait HeaderSource: Send + Sync {
+    fn headers(&self) -> BoxFuture<'static, Result<Vec<(String, String)>, String>>;
+}
+
+pub struct StaticHeaders(pub Vec<(String, String)>);
+
+impl HeaderSource for StaticHeaders {
+    fn headers(&self) -> BoxFuture<'static, Result<Vec<(String, String)>, String>> {
+        let h = self.0.clone();
+        Box::pin(async move { Ok(h) })
+    }
+}
+
+const SESSION: &str = "mcp-session-id";
+const PROTOCOL: &str = "mcp-protocol-version";
+const LAST_EVENT_ID: &str = "last-event-id";
+/// How long a DELETE of the session may take at close.
+const DELETE_TIMEOUT: Duration = Duration::from_secs(2);
+const DEFAULT_RETRY: Duration = Duration::from_secs(1);
+
+#[derive(Default)]
+struct Session {
+    id: Option<String>,
+    protocol: Option<String>,
+    initialize_id: Option<u64>,
+    stream_started: bool,
+}
+
+struct Shared {
+    url: String,
+    client: reqwest::Client,
+    headers: Arc<dyn HeaderSource>,
+    inbound: Inbound,
+    session: Mutex<Session>,
+    tasks: Mutex<JoinSet<()>>,
+}
+
+pub struct HttpWire {
+    shared: Arc<Shared>,
+}
+
+pub fn open(url: &str, headers: Arc<dyn HeaderSource>, inbound: Inbound) -> Result<Arc<HttpWire>, String> {
+    let origin = reqwest::Url::parse(url).map_err(|e| format!("mcp: invalid url '{url}': {e}"))?;
+    let policy = reqwest::redirect::Policy::custom(move |attempt| {
+        let target = attempt.url().origin();
+        if target != origin.origin() {
+            let shown = target.ascii_serialization();
+            attempt.error(format!(
+                "refused a redirect to another origin ({shown}): header values are not sent across origins"
+            ))
+        } else if attempt.previous().len() > 5 {
+            attempt.error("too many redirects")
+        } else {
+            attempt.follow()
+        }
+    });
+    let client = reqwest::Client::builder()
+        .redirect(policy)
+        .build()
+        .map_err(|e| format!("mcp: could not build the HTTP client: {e}"))?;
+    Ok(Arc::new(HttpWire {
+        shared: Arc::new(Shared {
+            url: url.to_owned(),
+            client,
+            headers,
+            inbound,
+            session: Mutex::new(Session::default()),
+            tasks: Mutex::new(JoinSet::new()),
+        }),
+    }))
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Shared {
+    fn spawn(self: &Arc<Self>, fut: impl std::future::Future<Output = ()> + Send + 'static) {
+        let mut tasks = lock(&self.tasks);
+        // Reap finished tasks so a long-lived connection does not accumulate handles.
+        while tasks.try_join_next().is_some() {}
+        tasks.spawn(fut);
+    }
+
+    /// The headers of one request: the host's first, then the protocol's (which win).
+    async fn request_headers(&self, accept: &'static str) -> Result<HeaderMap, String> {
+        let mut map = HeaderMap::new();
+        for (name, value) in self.headers.headers().await? {
+            let name = HeaderName::from_bytes(name.as_bytes())
+                .map_err(|_| format!("mcp: http.headers has an invalid header name '{name}'"))?;
+            // Values are secrets: an invalid one is named by its header only.
+            let value = HeaderValue::from_str(&value)
+                .map_err(|_| format!("mcp: http.headers has an invalid value for '{name}'"))?;
+            map.insert(name, value);
+        }
+        map.insert(ACCEPT, HeaderValue::from_static(accept));
+        let session = lock(&self.session);
+        if let Some(id) = session.id.as_deref().and_then(|v| HeaderValue::from_str(v).ok()) {
+            map.insert(SESSION, id);
+        }
+        if let Some(p) = session.protocol.as_deref().and_then(|v| HeaderValue::from_str(v).ok()) {
+            map.insert(PROTOCOL, p);
+        }
+        Ok(map)
+    }
+
+    async fn post(self: Arc<Self>, body: String, request_id: Option<u64>) {
+        let fail = |message: String| {
+            if let Some(id) = request_id {
+                self.inbound.fail_request(id, message);
+            }
+        };
+        let headers = match self.request_headers("application/json, text/event-stream").await {
+            Ok(h) => h,
+            Err(e) => return fail(e),
+        };
+        let response = self
+            .client
+            .post(&self.url)
+            .headers(headers)
+            .header(CONTENT_TYPE, "application/json")
+            .body(body)
+            .send()
+            .await;
+        let response = match response {
+            Ok(r) => r,
+            Err(e) => return fail(format!("mcp: POST {} failed: {}", self.url, describe(&e))),
+        };
+        let status = response.status();
+        if let Some(id) = response.headers().get(SESSION).and_then(|v| v.to_str().ok()) {
+            lock(&self.session).id = Some(id.to_owned());
+        }
+        if status == reqwest::StatusCode::ACCEPTED || (request_id.is_none() && status.is_success()) {
+            return;
+        }
+        if !status.is_success() {
+            let detail = read_text(response, 512).await;
+            let hint = if status == reqwest::StatusCode::NOT_FOUND && lock(&self.session).id.is_some() {
+                " (the server no longer knows this session)"
+            } else {
+                ""
+            };
+            return fail(format!("mcp: POST {} answered HTTP {status}{hint}: {detail}", self.url));
+        }
+        let content_type = content_type(&response);
+        if content_type.starts_with("text/event-stream") {
+            self.read_events(response).await;
+        } else if content_type.starts_with("application/json") {
+            match read_limited(response).await {
+                Ok(bytes) => {
+                    if let Ok(message) = serde_json::from_slice::<Value>(&bytes) {
+                        self.note_initialize(&message);
+                        self.inbound.push(message);
+                    } else {
+                        fail("mcp: the server answered with a body that is not JSON".into());
+                    }
+                }
+                Err(e) => fail(e),
+            }
+        } else {
+            fail(format!(
+                "mcp: the server answered with content type '{content_type}', expected application/json or text/event-stream"
+            ));
+        }
+        // A stream that ended without answering its request fails it rather than leave it
+        // hanging; after a real answer the dispatcher ignores this one (the id is gone).
+        fail("mcp: the server ended its HTTP answer without a JSON-RPC response".into());
+    }
+
+    /// Reads the protocol version agreed in the initialize answer (sent as a header later).
+    fn note_initialize(self: &Arc<Self>, message: &Value) {
+        let mut session = lock(&self.session);
+        let Some(init) = session.initialize_id else { return };
+        if message.get("id").and_then(Value::as_u64) != Some(init) {
+            return;
+        }
+        session.initialize_id = None;
+        if let Some(v) = message.pointer("/result/protocolVersion").and_then(Value::as_str) {
+            session.protocol = Some(v.to_owned());
+        }
+    }
+
+    async fn read_events(self: &Arc<Self>, response: reqwest::Response) -> SseEnd {
+        let mut parser = SseParser::default();
+        let mut response = response;
+        loop {
+            match response.chunk().await {
+                Ok(Some(bytes)) => {
+                    let events = match parser.feed(&bytes) {
+                        Ok(events) => events,
+                        Err(_) => break,
+                    };
+                    for data in events {
+                        if let Ok(message) = serde_json::from_str::<Value>(&data) {
+                            self.note_initialize(&message);
+                            self.inbound.push(message);
+                        }
+                    }
+                }
+                Ok(None) => break,
+                Err(_) => break,
+            }
+        }
+        SseEnd {
+            last_id: parser.last_id,
+            retry: parser.retry,
+        }
+    }
+
+    /// The optional GET stream for notifications outside any request (listChanged among them).
+    /// Reconnects with `Last-Event-ID` after the server's `retry` delay; a 405 means none.
+    async fn listen(self: Arc<Self>) {
+        let mut last_id: Option<String> = None;
+        let mut retry = DEFAULT_RETRY;
+        for _attempt in 0..1000 {
+            let mut headers = match self.request_headers("text/event-stream").await {
+                Ok(h) => h,
+                Err(_) => return,
+            };
+            if let Some(id) = last_id.as_deref().and_then(|v| HeaderValue::from_str(v).ok()) {
+                headers.insert(LAST_EVENT_ID, id);
+            }
+            let response = match self.client.get(&self.url).headers(headers).send().await {
+                Ok(r) if r.status().is_success() && content_type(&r).starts_with("text/event-stream") => r,
+                _ => return,
+            };
+            let end = self.read_events(response).await;
+            if end.last_id.is_some() {
+                last_id = end.last_id;
+            }
+            if let Some(r) = end.retry {
+                retry = r;
+            }
+            tokio::time::sleep(retry).await;
+        }
+    }
+}
+
+/// Where an SSE stream stopped: what a reconnect resumes from, and the server's retry delay.
+struct SseEnd {
+    last_id: Option<String>,
+    retry: Option<Duration>,
+}
+
+fn content_type(response: &reqwest::Response) -> String {
+    response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_ascii_lowercase()
+}
+
+fn describe(e: &reqwest::Error) -> String {
+    let mut out = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        out.push_str(": ");
+        out.push_str(&s.to_string());
+        source = s.source();
+    }
+    out
+}
+
+async fn read_limited(mut response: reqwest::Response) -> Result<Vec<u8>, String> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(|e| describe(&e))? {
+        if body.len() + chunk.len() > MAX_FRAME_BYTES {
+            return Err(format!(
+                "mcp: the server sent a message larger than the {} MiB frame limit",
+                MAX_FRAME_BYTES / (1024 * 1024)
+            ));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+async fn read_text(response: reqwest::Response, max: usize) -> String {
+    let mut response = response;
+    let mut body = Vec::new();
+    while let Ok(Some(chunk)) = response.chunk().await {
+        body.extend_from_slice(&chunk);
+        if body.len() >= max {
+            break;
+        }
+    }
+    body.truncate(max);
+    String::from_utf8_lossy(&body).trim().to_owned()
+}
+
+/// Incremental `text/event-stream` parsing: `data:` lines joined per event, `id:`, `retry:`.
+#[derive(Default)]
+pub struct SseParser {
+    line: Vec<u8>,
+    data: String,
+    has_data: bool,
+    pub last_id: Option<String>,
+    pub retry: Option<Duration>,
+}
+
+impl SseParser {
+    pub fn feed(&mut self, bytes: &[u8]) -> Result<Vec<String>, String> {
+        let mut events = Vec::new();
+        for &b in bytes {
+            if b == b'\n' {
+                let line = std::mem::take(&mut self.line);
+                let line = line.strip_suffix(b"\r").unwrap_or(&line);
+                self.field(line, &mut events);
+            } else {
+                self.line.push(b);
+                if self.line.len() + self.data.len() > MAX_FRAME_BYTES {
+                    return Err(format!(
+                        "mcp: the server sent an event larger than the {} MiB frame limit",
+                        MAX_FRAME_BYTES / (1024 * 1024)
+                    ));
+                }
+            }
+        }
+        Ok(events)
+    }
+
+    fn field(&mut self, line: &[u8], events: &mut Vec<String>) {
+        if line.is_empty() {
+            if self.has_data {
+                events.push(std::mem::take(&mut self.data));
+                self.has_data = false;
+            }
+            return;
+        }
+        let text = String::from_utf8_lossy(line);
+        let (name, value) = match text.find(':') {
+            Some(0) => return, // a comment
+            Some(i) => (&text[..i], text[i + 1..].strip_prefix(' ').unwrap_or(&text[i + 1..])),
+            None => (&text[..], ""),
+        };
+        match name {
+            "data" => {
+                if self.has_data {
+                    self.data.push('\n');
+                }
+                self.data.push_str(value);
+                self.has_data = true;
+            }
+            "id" if !value.contains('\0') => self.last_id = Some(value.to_owned()),
+            "retry" => {
+                if let Ok(ms) = value.parse::<u64>() {
+                    self.retry = Some(Duration::from_millis(ms));
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+impl Wire for HttpWire {
+    fn send(&self, message: String, request_id: Option<u64>) -> Result<(), String> {
+        let shared = self.shared.clone();
+        if let Some(id) = request_id {
+            if message.contains("\"method\":\"initialize\"") {
+                lock(&shared.session).initialize_id = Some(id);
+            }
+        }
+        let start_stream = {
+            let mut s = lock(&shared.session);
+            let is_initialized = message.contains("\"method\":\"notifications/initialized\"");
+            if is_initialized && !s.stream_started {
+                s.stream_started = true;
+                true
+            } else {
+                false
+            }
+        };
+        let post = shared.clone().post(message, request_id);
+        if start_stream {
+            // The GET stream opens once the session is initialized.
+            let listener = shared.clone();
+            shared.spawn(async move {
+                post.await;
+                listener.listen().await;
+            });
+        } else {
+            shared.spawn(post);
+        }
+        Ok(())
+    }
+
+    fn shutdown(&self) -> BoxFuture<'static, ()> {
+        let shared = self.shared.clone();
+        Box::pin(async move {
+            lock(&shared.tasks).abort_all();
+            let session = lock(&shared.session).id.take();
+            if let Some(id) = session {
+                if let Ok(mut headers) = shared.request_headers("application/json, text/event-stream").await {
+                    if let Ok(v) = HeaderValue::from_str(&id) {
+                        headers.insert(SESSION, v);
+                    }
+                    let delete = shared.client.delete(&shared.url).headers(headers).send();
+                    let _ = tokio::time::timeout(DELETE_TIMEOUT, delete).await;
+                }
+            }
+            shared.inbound.close("mcp: the connection was closed".into());
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sse_events_join_data_lines_and_track_ids() {
+        let mut p = SseParser::default();
+        let events = p
+            .feed(b": comment\nid: 7\nretry: 250\ndata: {\"a\":\ndata: 1}\n\ndata: x")
+            .unwrap();
+        assert_eq!(events, vec!["{\"a\":\n1}".to_owned()]);
+        assert_eq!(p.last_id.as_deref(), Some("7"));
+        assert_eq!(p.retry, Some(Duration::from_millis(250)));
+        assert_eq!(p.feed(b"\r\n\r\n").unwrap(), vec!["x".to_owned()]);
+    }
+}

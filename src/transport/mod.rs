@@ -1,0 +1,25 @@
+//! Transports: each carries JSON-RPC text to the server and pushes what comes back, already
+//! parsed, into one inbound channel through `observe::Inbound`, which sees every message first.
+
+pub mod http;
+pub mod inprocess;
+pub mod observe;
+pub mod stdio;
+
+use futures::future::BoxFuture;
+
+/// Largest single message accepted from a server (a line, an SSE event, a JSON body).
+pub const MAX_FRAME_BYTES: usize = 32 * 1024 * 1024;
+
+/// The outbound half of a connection.
+pub trait Wire: Send + Sync {
+    /// Queues one serialized JSON-RPC message. Replies arrive through the inbound channel; a
+    /// transport that cannot deliver a request answers it there with an error response.
+    fn send(&self, message: String, request_id: Option<u64>) -> Result<(), String>;
+    /// Releases everything: the child process, the HTTP session, the in-process attachment.
+    fn shutdown(&self) -> BoxFuture<'static, ()>;
+    /// Releases at once (a failed or timed-out connect).
+    fn abort(&self) -> BoxFuture<'static, ()> {
+        self.shutdown()
+    }
+}

@@ -1,0 +1,106 @@
+//! The first reader of every inbound message (design hazard 1).
+//!
+//! A `tools/list_changed` must invalidate the cache before any later message from the same
+//! server is processed, so the generation is bumped here, synchronously, before the message
+//! is queued for the JSON-RPC dispatcher.
+
+use serde_json::Value;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use tokio::sync::mpsc;
+
+/// What one source knows about list drift; shared by every connection it makes.
+#[derive(Debug, Default)]
+pub struct Drift {
+    generation: AtomicU64,
+    poisoned: AtomicBool,
+    refuse: bool,
+}
+
+impl Drift {
+    pub fn new(refuse: bool) -> Self {
+        Self {
+            refuse,
+            ..Default::default()
+        }
+    }
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::SeqCst)
+    }
+    pub fn poisoned(&self) -> bool {
+        self.poisoned.load(Ordering::SeqCst)
+    }
+    pub fn list_changed(&self) {
+        if self.refuse {
+            self.poisoned.store(true, Ordering::SeqCst);
+        }
+        self.generation.fetch_add(1, Ordering::SeqCst);
+    }
+    /// `close()` lifts the poison; the generation keeps counting so old snapshots stay stale.
+    pub fn reset(&self) {
+        self.poisoned.store(false, Ordering::SeqCst);
+        self.generation.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+#[derive(Debug)]
+pub enum Event {
+    Message(Value),
+    /// The connection is gone; pending requests fail with this reason.
+    Closed(String),
+}
+
+/// The inbound side every transport writes to.
+#[derive(Clone)]
+pub struct Inbound {
+    tx: mpsc::UnboundedSender<Event>,
+    drift: Arc<Drift>,
+}
+
+impl Inbound {
+    pub fn new(drift: Arc<Drift>) -> (Self, mpsc::UnboundedReceiver<Event>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        (Self { tx, drift }, rx)
+    }
+
+    pub fn push(&self, message: Value) {
+        observe(&self.drift, &message);
+        let _ = self.tx.send(Event::Message(message));
+    }
+
+    /// Parses one frame; text that is not JSON is dropped (servers print banners to stdout).
+    pub fn push_text(&self, frame: &[u8]) -> bool {
+        match serde_json::from_slice::<Value>(frame) {
+            Ok(message) => {
+                self.push(message);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    pub fn close(&self, reason: String) {
+        let _ = self.tx.send(Event::Closed(reason));
+    }
+
+    /// Answers a request the transport could not deliver, so its caller fails at once.
+    pub fn fail_request(&self, id: u64, message: String) {
+        let _ = self.tx.send(Event::Message(serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": id,
+            "error": { "code": -32000, "message": message }
+        })));
+    }
+}
+
+fn observe(drift: &Drift, message: &Value) {
+    match message {
+        Value::Object(m) => {
+            if m.get("method").and_then(Value::as_str) == Some("notifications/tools/list_changed") {
+                drift.list_changed();
+            }
+        }
+        Value::Array(batch) => batch.iter().for_each(|m| observe(drift, m)),
+        _ => {}
+    }
+}
