@@ -56,7 +56,17 @@ pub struct HttpWire {
     shared: Arc<Shared>,
 }
 
+/// rustls needs one process-wide crypto provider before any client is built.
+fn ensure_crypto_provider() {
+    static INSTALLED: std::sync::Once = std::sync::Once::new();
+    INSTALLED.call_once(|| {
+        // Err only when the host process already installed one, which serves as well.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
+
 pub fn open(url: &str, headers: Arc<dyn HeaderSource>, inbound: Inbound) -> Result<Arc<HttpWire>, String> {
+    ensure_crypto_provider();
     let origin = reqwest::Url::parse(url).map_err(|e| format!("mcp: invalid url '{url}': {e}"))?;
     let policy = reqwest::redirect::Policy::custom(move |attempt| {
         let target = attempt.url().origin();
