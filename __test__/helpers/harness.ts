@@ -1,0 +1,148 @@
+// Runs one server factory behind each transport the addon speaks, so a behaviour is tested
+// the same way in-process, as a stdio child, and over HTTP (stateless and stateful).
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { scenarioServer } from '../fixtures/scenarios.mjs';
+
+export type Mode = 'inprocess' | 'stdio' | 'http-stateless' | 'http-stateful';
+export const MODES: Mode[] = ['inprocess', 'stdio', 'http-stateless', 'http-stateful'];
+
+export const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/${name}`, import.meta.url));
+
+export interface Served {
+  config: Record<string, unknown>;
+  listCalls(): number;
+  /** Every request the HTTP server saw: method and headers. */
+  requests: Array<{ method: string; headers: http.IncomingHttpHeaders }>;
+  stop(): Promise<void>;
+}
+
+export interface HttpServer {
+  url: string;
+  requests: Array<{ method: string; headers: http.IncomingHttpHeaders }>;
+  stop(): Promise<void>;
+}
+
+/** An SDK server over streamable HTTP on 127.0.0.1 (an ephemeral port). */
+export async function serveHttp(factory: () => any, stateful: boolean): Promise<HttpServer> {
+  const requests: HttpServer['requests'] = [];
+  const sessions = new Map<string, StreamableHTTPServerTransport>();
+  const servers: any[] = [];
+  const server = http.createServer(async (req, res) => {
+    requests.push({ method: req.method ?? '', headers: req.headers });
+    try {
+      if (!stateful) {
+        if (req.method !== 'POST') {
+          res.writeHead(405).end();
+          return;
+        }
+        const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+        const mcpServer = factory();
+        servers.push(mcpServer);
+        res.on('close', () => {
+          void transport.close();
+          void mcpServer.close();
+        });
+        await mcpServer.connect(transport);
+        await transport.handleRequest(req, res);
+        return;
+      }
+      const sid = req.headers['mcp-session-id'];
+      let transport = typeof sid === 'string' ? sessions.get(sid) : undefined;
+      if (transport === undefined) {
+        if (typeof sid === 'string') {
+          res.writeHead(404).end();
+          return;
+        }
+        const created = new StreamableHTTPServerTransport({
+          sessionIdGenerator: () => randomUUID(),
+          onsessioninitialized: (id) => sessions.set(id, created),
+        });
+        created.onclose = () => {
+          if (created.sessionId) sessions.delete(created.sessionId);
+        };
+        const mcpServer = factory();
+        servers.push(mcpServer);
+        await mcpServer.connect(created);
+        transport = created;
+      }
+      await transport.handleRequest(req, res);
+    } catch (err) {
+      if (!res.headersSent) res.writeHead(500).end(String(err));
+    }
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    requests,
+    async stop() {
+      for (const t of sessions.values()) await t.close().catch(() => {});
+      for (const s of servers) await s.close().catch(() => {});
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
+
+/** Serves a scenario of fixtures/scenarios.mjs behind `mode`. */
+export async function serveScenario(mode: Mode, scenario: string): Promise<Served> {
+  let calls = 0;
+  const count = () => ++calls;
+  const factory = () => scenarioServer(scenario, count);
+  if (mode === 'inprocess') {
+    return {
+      config: { transport: 'inprocess', server: factory() },
+      listCalls: () => calls,
+      requests: [],
+      stop: async () => {},
+    };
+  }
+  if (mode === 'stdio') {
+    const countFile = join(mkdtempSync(join(tmpdir(), 'rulvar-')), 'count');
+    return {
+      config: {
+        transport: 'stdio',
+        command: process.execPath,
+        args: [fixture('scenarios.mjs')],
+        env: { SCENARIO: scenario, COUNT_FILE: countFile },
+        stderr: 'ignore',
+      },
+      listCalls: () => (existsSync(countFile) ? readFileSync(countFile, 'utf8').split('\n').filter(Boolean).length : 0),
+      requests: [],
+      stop: async () => {},
+    };
+  }
+  // A stateless server is built afresh per request, so all of them share one counter.
+  const served = await serveHttp(factory, mode === 'http-stateful');
+  return {
+    config: { transport: 'streamable-http', url: served.url },
+    listCalls: () => calls,
+    requests: served.requests,
+    stop: served.stop,
+  };
+}
+
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export async function waitFor(check: () => boolean, ms = 3000): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (check()) return true;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return check();
+}
