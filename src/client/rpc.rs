@@ -1,6 +1,6 @@
 //! JSON-RPC 2.0 over a transport: ids, pending replies, timeouts, cancellation, server pings.
 
-use crate::transport::observe::Event;
+use crate::transport::observe::{Event, TRANSPORT_FAILURE};
 use crate::transport::Wire;
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -24,6 +24,7 @@ pub enum RpcError {
 impl RpcError {
     pub fn describe(&self) -> String {
         match self {
+            RpcError::Remote { code, message } if *code == TRANSPORT_FAILURE => message.clone(),
             RpcError::Remote { code, message } => format!("MCP error {code}: {message}"),
             RpcError::Closed(reason) => reason.clone(),
             RpcError::TimedOut => "request timed out".into(),

@@ -43,6 +43,9 @@ impl Drift {
     }
 }
 
+/// The JSON-RPC error code of a request our own transport failed (not the server's answer).
+pub const TRANSPORT_FAILURE: i64 = -32099;
+
 #[derive(Debug)]
 pub enum Event {
     Message(Value),
@@ -88,7 +91,7 @@ impl Inbound {
         let _ = self.tx.send(Event::Message(serde_json::json!({
             "jsonrpc": "2.0",
             "id": id,
-            "error": { "code": -32000, "message": message }
+            "error": { "code": TRANSPORT_FAILURE, "message": message }
         })));
     }
 }

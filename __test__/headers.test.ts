@@ -1,0 +1,89 @@
+// http.headers: a record or a hook, on every wire request (contract §7).
+import { afterEach, describe, expect, it } from 'vitest';
+import { mcp } from '../lib/index.js';
+import { buildServer } from './fixtures/basic-server.mjs';
+import { serveHttp, type HttpServer } from './helpers/harness.js';
+
+const session = { runId: 'r1' };
+let served: HttpServer | undefined;
+afterEach(async () => {
+  await served?.stop();
+  served = undefined;
+});
+
+async function exercise(config: any) {
+  const source = mcp(config);
+  const defs = await source.tools(session);
+  expect(await defs[0].execute({ text: 'hi' }, { runId: 'r1' } as any)).toBe('hi');
+  // Let the notification stream open, so it is among the requests checked.
+  for (let i = 0; i < 100 && !served!.requests.some((r) => r.method === 'GET'); i++) await new Promise((r) => setTimeout(r, 10));
+  await source.close();
+  return served!.requests;
+}
+
+describe('http.headers', () => {
+  it('a static record reaches every request the server sees', async () => {
+    served = await serveHttp(buildServer, true);
+    const requests = await exercise({
+      transport: 'streamable-http',
+      url: served.url,
+      http: { headers: { authorization: 'Bearer static-token', 'x-tenant': 't1' } },
+    });
+    const methods = requests.map((r) => r.method);
+    expect(methods).toContain('POST');
+    expect(methods).toContain('GET');
+    expect(methods).toContain('DELETE');
+    for (const r of requests) {
+      expect(r.headers.authorization).toBe('Bearer static-token');
+      expect(r.headers['x-tenant']).toBe('t1');
+    }
+  });
+
+  it('a hook is awaited afresh before every request (rotating values)', async () => {
+    served = await serveHttp(buildServer, true);
+    let n = 0;
+    const requests = await exercise({
+      transport: 'streamable-http',
+      url: served.url,
+      http: {
+        headers: async () => {
+          await new Promise((r) => setTimeout(r, 1));
+          n += 1;
+          return { authorization: `Bearer rotated-${n}` };
+        },
+      },
+    });
+    const values = requests.map((r) => r.headers.authorization);
+    expect(values.every((v) => typeof v === 'string' && /^Bearer rotated-\d+$/.test(v))).toBe(true);
+    expect(new Set(values).size).toBe(values.length);
+    expect(n).toBeGreaterThanOrEqual(requests.length);
+    expect(requests.map((r) => r.method)).toEqual(expect.arrayContaining(['POST', 'GET', 'DELETE']));
+  });
+
+  it('a synchronous hook works too', async () => {
+    served = await serveHttp(buildServer, false);
+    const requests = await exercise({
+      transport: 'streamable-http',
+      url: served.url,
+      http: { headers: () => ({ 'x-sync': 'yes' }) },
+    });
+    expect(requests.every((r) => r.headers['x-sync'] === 'yes')).toBe(true);
+  });
+
+  it('a hook that throws fails the request with a plain error; the process lives on', async () => {
+    served = await serveHttp(buildServer, false);
+    const source = mcp({
+      transport: 'streamable-http',
+      url: served.url,
+      http: {
+        headers: () => {
+          throw new Error('vault unavailable');
+        },
+      },
+      timeouts: { connectMs: 2000 },
+    });
+    await expect(source.tools(session)).rejects.toThrow(/^mcp: the http.headers hook failed: .*vault unavailable/);
+    await source.close();
+    expect(served.requests).toEqual([]);
+  });
+});

@@ -1,0 +1,219 @@
+// Connect, close and the stdio child's life (contract §3.2, §3.3, §7).
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, mcp } from '../lib/index.js';
+import { fixture } from './helpers/harness.js';
+
+const session = { runId: 'r1' };
+const ctx = { runId: 'r1' } as any;
+
+/** True while a process exists and is not a zombie. */
+function running(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+function processesWithArgs(needle: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ');
+      if (cmdline.includes(needle) && running(Number(entry))) found.push(Number(entry));
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  return found;
+}
+
+async function until(check: () => boolean, ms = 3000) {
+  const end = Date.now() + ms;
+  while (!check() && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+  return check();
+}
+
+const lifecycle = (env: Record<string, string> = {}) =>
+  mcp({ transport: 'stdio', command: process.execPath, args: [fixture('lifecycle-server.mjs')], env, stderr: 'ignore' });
+
+async function call(source: ReturnType<typeof mcp>, name: string): Promise<string> {
+  const defs = await source.tools(session);
+  return (await defs.find((d) => d.name === name)!.execute({}, ctx)) as string;
+}
+
+describe('connect', () => {
+  it('times out a server that never answers, typed, and kills it', async () => {
+    const marker = '31.7173';
+    const source = mcp({ transport: 'stdio', command: 'sleep', args: [marker], timeouts: { connectMs: 150 } });
+    const started = Date.now();
+    const err = await source.tools(session).catch((e) => e);
+    expect(err).toBeInstanceOf(ConfigError);
+    expect(err.message).toBe("mcp: connect to 'mcp:stdio:sleep' timed out after 150ms");
+    expect(Date.now() - started).toBeLessThan(1500);
+    expect(processesWithArgs(`sleep ${marker}`)).toEqual([]);
+    await source.close();
+  });
+
+  it('rejects a child that exits at once, leaves nothing behind, and tries again later', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rulvar-'));
+    const starts = join(dir, 'starts');
+    const source = mcp({
+      transport: 'stdio',
+      command: process.execPath,
+      args: ['-e', "require('fs').appendFileSync(process.env.STARTS, 'x'); process.exit(3)"],
+      env: { STARTS: starts },
+    });
+    const first = await source.tools(session).catch((e) => e);
+    expect(first).toBeInstanceOf(Error);
+    expect(first).not.toBeInstanceOf(ConfigError);
+    expect(first.message).toMatch(/exited with code 3/);
+    await expect(source.close()).resolves.toBeUndefined();
+    await expect(source.tools(session)).rejects.toThrow(/exited with code 3/);
+    expect(readFileSync(starts, 'utf8')).toBe('xx');
+    await source.close();
+  });
+
+  it('rejects a command that does not exist with a plain error', async () => {
+    const source = mcp({ transport: 'stdio', command: '/nonexistent/mcp-server' });
+    await expect(source.tools(session)).rejects.toThrow(/could not start '\/nonexistent\/mcp-server'/);
+    await source.close();
+  });
+});
+
+describe('stdio close', () => {
+  it('reaps the child before close() resolves', async () => {
+    const source = lifecycle();
+    const pid = Number(await call(source, 'pid'));
+    expect(running(pid)).toBe(true);
+    await source.close();
+    expect(running(pid)).toBe(false);
+  });
+
+  it('kills a child that ignores SIGTERM', async () => {
+    const source = lifecycle({ IGNORE_SIGTERM: '1' });
+    const pid = Number(await call(source, 'pid'));
+    await source.close();
+    expect(running(pid)).toBe(false);
+  });
+
+  it('kills the grandchildren too', async () => {
+    const source = lifecycle();
+    const grandchild = Number(await call(source, 'grandchild'));
+    expect(running(grandchild)).toBe(true);
+    await source.close();
+    expect(await until(() => !running(grandchild))).toBe(true);
+  });
+
+  it('closes twice, closes before connect, and starts a fresh child after close', async () => {
+    const source = lifecycle();
+    await source.close();
+    const first = Number(await call(source, 'pid'));
+    await source.close();
+    await source.close();
+    const second = Number(await call(source, 'pid'));
+    expect(second).not.toBe(first);
+    expect(running(first)).toBe(false);
+    await source.close();
+    expect(running(second)).toBe(false);
+  });
+
+  it('passes only the environment allow-list plus env', async () => {
+    process.env.RULVAR_TEST_SECRET = 'hunter2';
+    try {
+      const source = lifecycle({ PASSED_ON: 'yes' });
+      const env = JSON.parse(await call(source, 'env'));
+      await source.close();
+      expect(env.RULVAR_TEST_SECRET).toBeUndefined();
+      expect(env.PASSED_ON).toBe('yes');
+      expect(env.PATH).toBe(process.env.PATH);
+      const allowed = new Set(['HOME', 'LOGNAME', 'PATH', 'SHELL', 'TERM', 'USER', 'PASSED_ON']);
+      // Node may add a few of its own at startup; none may come from the host.
+      for (const key of Object.keys(env)) {
+        if (!allowed.has(key)) expect(process.env[key]).not.toBe(env[key]);
+      }
+    } finally {
+      delete process.env.RULVAR_TEST_SECRET;
+    }
+  });
+
+  it('fails calls of a closed source instead of hanging', async () => {
+    const source = lifecycle();
+    const defs = await source.tools(session);
+    await source.close();
+    await expect(defs[0].execute({}, ctx)).rejects.toThrow(/closed/);
+  });
+});
+
+describe('a one-shot node script exits by itself after close()', () => {
+  const script = (body: string) => `
+    const { mcp } = require(${JSON.stringify(join(process.cwd(), 'lib/index.js'))});
+    (async () => { ${body} })().catch((e) => { console.error(e); process.exitCode = 1; });
+  `;
+
+  async function runScript(body: string, cwd = process.cwd()): Promise<{ code: number | null; ms: number; out: string }> {
+    const started = Date.now();
+    const child = spawn(process.execPath, ['-e', script(body)], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    const code = await new Promise<number | null>((resolve) => {
+      const timer = setTimeout(() => {
+        child.kill('SIGKILL');
+        resolve(null);
+      }, 5000);
+      child.on('exit', (c) => {
+        clearTimeout(timer);
+        resolve(c);
+      });
+    });
+    return { code, ms: Date.now() - started, out };
+  }
+
+  it('over stdio', async () => {
+    const r = await runScript(`
+      const s = mcp({ transport: 'stdio', command: process.execPath, args: [${JSON.stringify(fixture('basic-server.mjs'))}] });
+      const defs = await s.tools({ runId: 'r' });
+      console.log(await defs[0].execute({ text: 'bye' }, {}));
+      await s.close();
+    `);
+    expect(r.out.trim()).toBe('bye');
+    expect(r.code).toBe(0);
+  });
+
+  it('in-process', async () => {
+    const r = await runScript(`
+      const { buildServer } = await import(${JSON.stringify(fixture('basic-server.mjs'))});
+      const s = mcp({ transport: 'inprocess', server: buildServer() });
+      const defs = await s.tools({ runId: 'r' });
+      console.log(await defs[0].execute({ text: 'bye' }, {}));
+      await s.close();
+    `);
+    expect(r.out.trim()).toBe('bye');
+    expect(r.code).toBe(0);
+  });
+
+  it('over HTTP, with a header hook', async () => {
+    const { serveHttp } = await import('./helpers/harness.js');
+    const { buildServer } = await import('./fixtures/basic-server.mjs');
+    const served = await serveHttp(buildServer, true);
+    try {
+      const r = await runScript(`
+        const s = mcp({ transport: 'streamable-http', url: ${JSON.stringify(served.url)}, http: { headers: async () => ({ 'x-run': 'r' }) } });
+        const defs = await s.tools({ runId: 'r' });
+        console.log(await defs[0].execute({ text: 'bye' }, {}));
+        await s.close();
+      `);
+      expect(r.out.trim()).toBe('bye');
+      expect(r.code).toBe(0);
+    } finally {
+      await served.stop();
+    }
+  });
+});
