@@ -1,7 +1,7 @@
 // http.headers: a record or a hook, on every wire request (contract §7).
 import { afterEach, describe, expect, it } from 'vitest';
 import { mcp } from '../lib/index.js';
-import { buildServer } from './fixtures/basic-server.mjs';
+import { buildServer } from '../examples/server.mjs';
 import { serveHttp, type HttpServer } from './helpers/harness.js';
 
 const session = { runId: 'r1' };

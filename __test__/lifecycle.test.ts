@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, mcp } from '../lib/index.js';
-import { fixture } from './helpers/harness.js';
+import { example, fixture } from './helpers/harness.js';
 
 const session = { runId: 'r1' };
 const ctx = { runId: 'r1' } as any;
@@ -178,7 +178,7 @@ describe('a one-shot node script exits by itself after close()', () => {
 
   it('over stdio', async () => {
     const r = await runScript(`
-      const s = mcp({ transport: 'stdio', command: process.execPath, args: [${JSON.stringify(fixture('basic-server.mjs'))}] });
+      const s = mcp({ transport: 'stdio', command: process.execPath, args: [${JSON.stringify(example('server.mjs'))}] });
       const defs = await s.tools({ runId: 'r' });
       console.log(await defs[0].execute({ text: 'bye' }, {}));
       await s.close();
@@ -189,7 +189,7 @@ describe('a one-shot node script exits by itself after close()', () => {
 
   it('in-process', async () => {
     const r = await runScript(`
-      const { buildServer } = await import(${JSON.stringify(fixture('basic-server.mjs'))});
+      const { buildServer } = await import(${JSON.stringify(example('server.mjs'))});
       const s = mcp({ transport: 'inprocess', server: buildServer() });
       const defs = await s.tools({ runId: 'r' });
       console.log(await defs[0].execute({ text: 'bye' }, {}));
@@ -201,7 +201,7 @@ describe('a one-shot node script exits by itself after close()', () => {
 
   it('over HTTP, with a header hook', async () => {
     const { serveHttp } = await import('./helpers/harness.js');
-    const { buildServer } = await import('./fixtures/basic-server.mjs');
+    const { buildServer } = await import('../examples/server.mjs');
     const served = await serveHttp(buildServer, true);
     try {
       const r = await runScript(`

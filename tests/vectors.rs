@@ -4,7 +4,10 @@ use rulvar_mcp_native::core::{canonical, hash, jcs};
 use serde_json::Value;
 
 fn vectors() -> Vec<Value> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/vectors/hashing.json");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/vectors/hashing.json"
+    );
     let text = std::fs::read_to_string(path).expect("the shared vectors sit beside the repo");
     serde_json::from_str(&text).expect("vectors parse")
 }
@@ -45,5 +48,9 @@ fn every_vector_passes_bit_for_bit() {
             failures.push(format!("{id}: got {got:?}"));
         }
     }
-    assert!(failures.is_empty(), "failing vectors:\n{}", failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "failing vectors:\n{}",
+        failures.join("\n")
+    );
 }

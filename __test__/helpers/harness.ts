@@ -14,6 +14,7 @@ export type Mode = 'inprocess' | 'stdio' | 'http-stateless' | 'http-stateful';
 export const MODES: Mode[] = ['inprocess', 'stdio', 'http-stateless', 'http-stateful'];
 
 export const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/${name}`, import.meta.url));
+export const example = (name: string) => fileURLToPath(new URL(`../../examples/${name}`, import.meta.url));
 
 export interface Served {
   config: Record<string, unknown>;

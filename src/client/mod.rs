@@ -2,5 +2,5 @@
 //! cancellation, and the initialize handshake. Messages stay `serde_json::Value`, so schemas
 //! keep their wire order and a malformed page is seen as it is.
 
-pub mod rpc;
 pub mod handshake;
+pub mod rpc;

@@ -13,7 +13,10 @@ use tokio::sync::{mpsc, oneshot};
 #[derive(Debug, Clone, PartialEq)]
 pub enum RpcError {
     /// The server answered with a JSON-RPC error.
-    Remote { code: i64, message: String },
+    Remote {
+        code: i64,
+        message: String,
+    },
     /// The connection is gone (closed by us, or the server died).
     Closed(String),
     TimedOut,
@@ -188,7 +191,9 @@ impl Dispatcher {
         let mut reason = "the connection closed".to_owned();
         while let Some(event) = inbound.recv().await {
             match event {
-                Event::Message(Value::Array(batch)) => batch.into_iter().for_each(|m| self.handle(m)),
+                Event::Message(Value::Array(batch)) => {
+                    batch.into_iter().for_each(|m| self.handle(m))
+                }
                 Event::Message(message) => self.handle(message),
                 Event::Closed(why) => {
                     reason = why;
@@ -200,7 +205,9 @@ impl Dispatcher {
     }
 
     fn handle(&self, message: Value) {
-        let Value::Object(mut m) = message else { return };
+        let Value::Object(mut m) = message else {
+            return;
+        };
         if let Some(Value::String(method)) = m.remove("method") {
             match m.remove("id") {
                 Some(id) => self.answer_server_request(&method, id),
@@ -209,8 +216,12 @@ impl Dispatcher {
             return;
         }
         // A response: only ids we issued (numbers) can match; anything else is ignored.
-        let Some(id) = m.get("id").and_then(Value::as_u64) else { return };
-        let Some(tx) = lock(&self.pending).replies.remove(&id) else { return };
+        let Some(id) = m.get("id").and_then(Value::as_u64) else {
+            return;
+        };
+        let Some(tx) = lock(&self.pending).replies.remove(&id) else {
+            return;
+        };
         let reply = match (m.remove("result"), m.remove("error")) {
             (Some(result), None) => Ok(result),
             (_, Some(error)) => Err(RpcError::Remote {
@@ -234,7 +245,9 @@ impl Dispatcher {
             return;
         }
         let Some(params) = params else { return };
-        let Some(token) = params.get("progressToken").and_then(Value::as_u64) else { return };
+        let Some(token) = params.get("progressToken").and_then(Value::as_u64) else {
+            return;
+        };
         if let Some(listener) = lock(&self.pending).progress.get(&token) {
             let _ = listener.send(params);
         }

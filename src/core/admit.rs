@@ -27,16 +27,18 @@ pub struct ToolSpec {
 pub fn admit(config: &Config, wire: Vec<Value>) -> Result<Vec<ToolSpec>> {
     let mut out = Vec::new();
     for tool in wire {
-        let Value::Object(mut map) = tool else { continue };
+        let Value::Object(mut map) = tool else {
+            continue;
+        };
         let original = match map.get("name") {
             Some(Value::String(n)) => n.clone(),
             _ => continue,
         };
-        if config.deny.iter().any(|d| *d == original) {
+        if config.deny.contains(&original) {
             continue;
         }
         if let Some(allow) = &config.allow {
-            if !allow.iter().any(|a| *a == original) {
+            if !allow.contains(&original) {
                 continue;
             }
         }
@@ -46,7 +48,8 @@ pub fn admit(config: &Config, wire: Vec<Value>) -> Result<Vec<ToolSpec>> {
             Some(schema) => Some(schema),
         };
         if let Some(cap) = config.max_schema_bytes {
-            let bytes = json_text_len(&parameters) + output_schema.as_ref().map_or(0, json_text_len);
+            let bytes =
+                json_text_len(&parameters) + output_schema.as_ref().map_or(0, json_text_len);
             if bytes as u64 > cap {
                 return Err(ConfigError::new(format!(
                     "mcp: tool '{}' declares {bytes} bytes of schema, over the declared maxSchemaBytes {cap}; deny the tool or raise the cap",
@@ -168,12 +171,26 @@ mod tests {
     #[test]
     fn deny_wins_over_allow_and_prefix_applies() {
         let c = config(vec![
-            ("allow", Raw::Array(vec![Raw::String("a".into()), Raw::String("b".into())])),
+            (
+                "allow",
+                Raw::Array(vec![Raw::String("a".into()), Raw::String("b".into())]),
+            ),
             ("deny", Raw::Array(vec![Raw::String("b".into())])),
             ("prefix", Raw::String("gh".into())),
         ]);
-        let specs = admit(&c, vec![wire("a", json!({"type": "object"})), wire("b", json!({"type": "object"})), wire("c", json!({"type": "object"}))]).unwrap();
-        assert_eq!(specs.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), vec!["gh_a"]);
+        let specs = admit(
+            &c,
+            vec![
+                wire("a", json!({"type": "object"})),
+                wire("b", json!({"type": "object"})),
+                wire("c", json!({"type": "object"})),
+            ],
+        )
+        .unwrap();
+        assert_eq!(
+            specs.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(),
+            vec!["gh_a"]
+        );
         assert_eq!(specs[0].original, "a");
     }
 
@@ -183,19 +200,36 @@ mod tests {
         // JSON.stringify writes 1.0 as 1 and 1e21 as 1e+21.
         assert_eq!(
             json_text_len(&schema),
-            r#"{"type":"object","properties":{"n":{"type":"number","maximum":1,"minimum":1e+21}}}"#.len()
+            r#"{"type":"object","properties":{"n":{"type":"number","maximum":1,"minimum":1e+21}}}"#
+                .len()
         );
         let c = config(vec![("maxSchemaBytes", Raw::Number(10.0))]);
         let e = admit(&c, vec![wire("fat", schema)]).unwrap_err();
-        assert!(e.message.starts_with("mcp: tool 'fat' declares 82 bytes of schema, over the declared maxSchemaBytes 10"), "{}", e.message);
+        assert!(
+            e.message.starts_with(
+                "mcp: tool 'fat' declares 82 bytes of schema, over the declared maxSchemaBytes 10"
+            ),
+            "{}",
+            e.message
+        );
     }
 
     #[test]
     fn refuses_bad_final_names_and_uncanonical_schemas() {
         let c = config(vec![]);
         let e = admit(&c, vec![wire("has space", json!({"type": "object"}))]).unwrap_err();
-        assert_eq!(e.message, "mcp: imported tool name 'has space' must match ^[a-zA-Z0-9_-]{1,64}$");
-        let e = admit(&c, vec![wire("rec", json!({"type": "object", "properties": {"a": {"$ref": "#"}}}))]).unwrap_err();
+        assert_eq!(
+            e.message,
+            "mcp: imported tool name 'has space' must match ^[a-zA-Z0-9_-]{1,64}$"
+        );
+        let e = admit(
+            &c,
+            vec![wire(
+                "rec",
+                json!({"type": "object", "properties": {"a": {"$ref": "#"}}}),
+            )],
+        )
+        .unwrap_err();
         assert!(e.message.contains("Recursive local $ref '#'"));
     }
 }

@@ -128,11 +128,17 @@ impl<'a> Walker<'a> {
         Ok(Value::Object(siblings))
     }
 
-    fn members(&mut self, map: &'a Map<String, Value>, depth: usize, skip_ref: bool) -> Result<Value> {
+    fn members(
+        &mut self,
+        map: &'a Map<String, Value>,
+        depth: usize,
+        skip_ref: bool,
+    ) -> Result<Value> {
         let mut out = Map::with_capacity(map.len());
         for (key, value) in map {
             let k = key.as_str();
-            if ANNOTATIONS.contains(&k) || INFRASTRUCTURE.contains(&k) || (skip_ref && k == "$ref") {
+            if ANNOTATIONS.contains(&k) || INFRASTRUCTURE.contains(&k) || (skip_ref && k == "$ref")
+            {
                 continue;
             }
             let canonical = if SINGLE.contains(&k) {
@@ -291,7 +297,8 @@ mod tests {
     #[test]
     fn refuses_recursion_remote_and_dynamic() {
         let err = |v: Value| canonicalize(&v).unwrap_err().message;
-        assert!(err(json!({"properties": {"a": {"$ref": "#"}}})).starts_with("Recursive local $ref '#'"));
+        assert!(err(json!({"properties": {"a": {"$ref": "#"}}}))
+            .starts_with("Recursive local $ref '#'"));
         assert!(err(json!({"$ref": "x.json"})).starts_with("Remote $ref 'x.json'"));
         assert_eq!(err(json!({"$dynamicRef": "#m"})), DYNAMIC);
         assert_eq!(

@@ -297,9 +297,9 @@ fn parse_timeouts(value: &Raw) -> Result<Timeouts> {
             Raw::Number(n) if n.is_finite() && *n > 0.0 => Some(*n),
             other => {
                 return Err(refuse(format!(
-                    "mcp: 'timeouts.{key}' must be a positive finite number of milliseconds, got {}",
-                    other.display()
-                )))
+                "mcp: 'timeouts.{key}' must be a positive finite number of milliseconds, got {}",
+                other.display()
+            )))
             }
         };
     }
@@ -631,7 +631,10 @@ mod tests {
             ("maxPages", Raw::Number(0.0)),
             ("timeouts", obj(&[("listMs", Raw::Number(-5.0))])),
         ]);
-        assert_eq!(err(raw), "mcp: 'maxPages' must be a positive integer, got 0");
+        assert_eq!(
+            err(raw),
+            "mcp: 'maxPages' must be a positive integer, got 0"
+        );
         let raw = obj(&[
             ("transport", s("carrier-pigeon")),
             ("timeouts", obj(&[("listMs", Raw::Number(-5.0))])),

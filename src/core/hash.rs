@@ -126,7 +126,10 @@ mod tests {
 
     #[test]
     fn absent_schema_hashes_like_true() {
-        assert_eq!(schema_hash(None).unwrap(), schema_hash(Some(&json!(true))).unwrap());
+        assert_eq!(
+            schema_hash(None).unwrap(),
+            schema_hash(Some(&json!(true))).unwrap()
+        );
         assert_eq!(sha256_hex("[]"), toolset_hash(&[]).unwrap());
     }
 

@@ -143,7 +143,10 @@ mod tests {
     #[test]
     fn strings_escape_like_json_stringify() {
         let mut out = String::new();
-        write_string(&mut out, "\u{0}\u{7}\u{8}\t\n\u{b}\u{c}\r\u{1f}\u{7f}\u{2028}\"\\/");
+        write_string(
+            &mut out,
+            "\u{0}\u{7}\u{8}\t\n\u{b}\u{c}\r\u{1f}\u{7f}\u{2028}\"\\/",
+        );
         assert_eq!(
             out,
             "\"\\u0000\\u0007\\b\\t\\n\\u000b\\f\\r\\u001f\u{7f}\u{2028}\\\"\\\\/\""

@@ -7,7 +7,11 @@ use serde_json::{Map, Value};
 #[derive(Debug, Clone, PartialEq)]
 pub struct CallFailure(pub String);
 
-pub fn map_result(tool: &str, output: Option<&Compiled>, result: Value) -> Result<Value, CallFailure> {
+pub fn map_result(
+    tool: &str,
+    output: Option<&Compiled>,
+    result: Value,
+) -> Result<Value, CallFailure> {
     let Value::Object(mut result) = result else {
         return Err(CallFailure(format!(
             "mcp: tool '{tool}' returned a result that is not an object"
@@ -98,7 +102,10 @@ mod tests {
     fn text_blocks_concatenate() {
         let r = json!({"content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b", "annotations": {}}]});
         assert_eq!(map_result("t", None, r).unwrap(), json!("ab"));
-        assert_eq!(map_result("t", None, json!({"content": []})).unwrap(), json!(""));
+        assert_eq!(
+            map_result("t", None, json!({"content": []})).unwrap(),
+            json!("")
+        );
     }
 
     #[test]
@@ -114,13 +121,32 @@ mod tests {
     #[test]
     fn errors_follow_the_contract_order() {
         let err = |r: Value, out: Option<&Compiled>| map_result("t", out, r).unwrap_err().0;
-        assert_eq!(err(json!({"isError": true, "content": [{"type": "text", "text": "boom"}]}), None), "boom");
-        assert_eq!(err(json!({"isError": true, "content": []}), None), "MCP tool reported an error");
-        let schema = Compiled::new(&json!({"type": "object", "properties": {"doubled": {"type": "number"}}, "required": ["doubled"]})).unwrap();
-        assert!(err(json!({"content": []}), Some(&schema)).contains("has an output schema but did not return structured content"));
-        assert!(err(json!({"structuredContent": {"doubled": "x"}}), Some(&schema)).contains("does not match its output schema"));
         assert_eq!(
-            map_result("t", Some(&schema), json!({"structuredContent": {"doubled": 42}})).unwrap(),
+            err(
+                json!({"isError": true, "content": [{"type": "text", "text": "boom"}]}),
+                None
+            ),
+            "boom"
+        );
+        assert_eq!(
+            err(json!({"isError": true, "content": []}), None),
+            "MCP tool reported an error"
+        );
+        let schema = Compiled::new(&json!({"type": "object", "properties": {"doubled": {"type": "number"}}, "required": ["doubled"]})).unwrap();
+        assert!(err(json!({"content": []}), Some(&schema))
+            .contains("has an output schema but did not return structured content"));
+        assert!(err(
+            json!({"structuredContent": {"doubled": "x"}}),
+            Some(&schema)
+        )
+        .contains("does not match its output schema"));
+        assert_eq!(
+            map_result(
+                "t",
+                Some(&schema),
+                json!({"structuredContent": {"doubled": 42}})
+            )
+            .unwrap(),
             json!({"doubled": 42})
         );
     }

@@ -4,10 +4,10 @@
 use super::admit::{admit, ToolSpec};
 use super::config::{Config, Drift as DriftPolicy};
 use super::error::ConfigError;
-use super::result::{map_result, CallFailure};
-use super::validate::describe;
 use super::jcs::format_f64;
+use super::result::{map_result, CallFailure};
 use super::sweep::{sweep, PageError, SweepBounds, SweepError};
+use super::validate::describe;
 use crate::client::handshake;
 use crate::client::rpc::{Rpc, RpcError};
 use crate::transport::observe::{Drift, Inbound};
@@ -167,7 +167,9 @@ impl Source {
         // Canonicalization and validator compiles are CPU work: keep them off async workers.
         let tools = tokio::task::spawn_blocking(move || admit(&config, wire))
             .await
-            .map_err(|_| SourceError::Failed("mcp: admission of the tool list panicked".into()))??;
+            .map_err(|_| {
+                SourceError::Failed("mcp: admission of the tool list panicked".into())
+            })??;
         let snapshot = Arc::new(Snapshot {
             generation,
             tools,
@@ -235,7 +237,11 @@ impl Source {
         }
     }
 
-    async fn connect_timeout(&self, connect_ms: f64, conn: Option<&Arc<Connection>>) -> SourceError {
+    async fn connect_timeout(
+        &self,
+        connect_ms: f64,
+        conn: Option<&Arc<Connection>>,
+    ) -> SourceError {
         let live = self.live.lock().ok().and_then(|mut l| l.conn.take());
         for c in conn.into_iter().cloned().chain(live) {
             c.rpc.close("mcp: connect timed out");
@@ -299,10 +305,17 @@ impl Source {
         cancel: impl std::future::Future<Output = ()>,
     ) -> Result<String, CallFailure> {
         let Some(spec) = snapshot.tools.get(index) else {
-            return Err(CallFailure(format!("mcp: '{}' has no tool #{index}", self.id)));
+            return Err(CallFailure(format!(
+                "mcp: '{}' has no tool #{index}",
+                self.id
+            )));
         };
-        let arguments: Value = serde_json::from_str(input)
-            .map_err(|e| CallFailure(format!("mcp: the input of tool '{}' is not JSON: {e}", spec.name)))?;
+        let arguments: Value = serde_json::from_str(input).map_err(|e| {
+            CallFailure(format!(
+                "mcp: the input of tool '{}' is not JSON: {e}",
+                spec.name
+            ))
+        })?;
         let issues = spec.input.issues(&arguments);
         if !issues.is_empty() {
             return Err(CallFailure(format!(
@@ -316,7 +329,13 @@ impl Source {
         let result = snapshot
             .conn
             .rpc
-            .request("tools/call", params, Some(duration(call_ms)), progress, cancel)
+            .request(
+                "tools/call",
+                params,
+                Some(duration(call_ms)),
+                progress,
+                cancel,
+            )
             .await
             .map_err(|e| {
                 CallFailure(match e {

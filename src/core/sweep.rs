@@ -37,7 +37,11 @@ fn refused(message: String) -> SweepError {
 }
 
 /// The wire tools of every page, in order. `fetch(cursor, timeout)` makes one tools/list call.
-pub async fn sweep<F, Fut>(id: &str, bounds: SweepBounds, mut fetch: F) -> Result<Vec<Value>, SweepError>
+pub async fn sweep<F, Fut>(
+    id: &str,
+    bounds: SweepBounds,
+    mut fetch: F,
+) -> Result<Vec<Value>, SweepError>
 where
     F: FnMut(Option<String>, Option<Duration>) -> Fut,
     Fut: Future<Output = Result<Value, PageError>>,
@@ -46,7 +50,9 @@ where
     let deadline = bounds
         .discovery_ms
         .map(|ms| started + Duration::from_secs_f64(ms / 1000.0));
-    let list_timeout = bounds.list_ms.map(|ms| Duration::from_secs_f64(ms / 1000.0));
+    let list_timeout = bounds
+        .list_ms
+        .map(|ms| Duration::from_secs_f64(ms / 1000.0));
     let mut tools: Vec<Value> = Vec::new();
     let mut visited: HashSet<String> = HashSet::new();
     let mut cursor: Option<String> = None;
@@ -133,7 +139,11 @@ where
 }
 
 /// Checks the MCP tool shape of one page; a malformed page never half-imports.
-fn read_page(id: &str, page: u64, result: &Value) -> Result<(Vec<Value>, Option<String>), SweepError> {
+fn read_page(
+    id: &str,
+    page: u64,
+    result: &Value,
+) -> Result<(Vec<Value>, Option<String>), SweepError> {
     let malformed = |what: String| {
         refused(format!(
             "mcp: tools/list of '{id}' returned a malformed page {page}: {what}"
@@ -199,13 +209,22 @@ mod tests {
     }
 
     /// Runs a sweep over scripted pages; returns the outcome and the cursors queried.
-    fn run(bounds: SweepBounds, pages: Vec<Value>) -> (Result<Vec<Value>, SweepError>, Vec<Option<String>>) {
+    fn run(
+        bounds: SweepBounds,
+        pages: Vec<Value>,
+    ) -> (Result<Vec<Value>, SweepError>, Vec<Option<String>>) {
         let calls = RefCell::new(Vec::new());
-        let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
         let out = rt.block_on(sweep("mcp:test", bounds, |cursor, _| {
             let i = calls.borrow().len();
             calls.borrow_mut().push(cursor);
-            let page = pages.get(i).cloned().unwrap_or_else(|| pages.last().cloned().unwrap());
+            let page = pages
+                .get(i)
+                .cloned()
+                .unwrap_or_else(|| pages.last().cloned().unwrap());
             async move { Ok(page) }
         }));
         (out, calls.into_inner())
@@ -263,7 +282,10 @@ mod tests {
         let pages = (0..10)
             .map(|i| json!({"tools": [], "nextCursor": format!("c{i}")}))
             .collect();
-        let bounds = SweepBounds { max_pages: Some(3), ..Default::default() };
+        let bounds = SweepBounds {
+            max_pages: Some(3),
+            ..Default::default()
+        };
         let (out, calls) = run(bounds, pages);
         assert_eq!(calls.len(), 3);
         assert_eq!(
@@ -274,8 +296,14 @@ mod tests {
 
     #[test]
     fn max_tools_counts_wire_tools_before_filtering() {
-        let bounds = SweepBounds { max_tools: Some(2), ..Default::default() };
-        let (out, _) = run(bounds, vec![json!({"tools": [tool("a"), tool("b"), tool("c")]})]);
+        let bounds = SweepBounds {
+            max_tools: Some(2),
+            ..Default::default()
+        };
+        let (out, _) = run(
+            bounds,
+            vec![json!({"tools": [tool("a"), tool("b"), tool("c")]})],
+        );
         assert_eq!(
             message(out),
             "mcp: tools/list of 'mcp:test' returned at least 3 wire tools, over the declared maxTools 2; raise the cap or trim the server"
@@ -286,7 +314,9 @@ mod tests {
     fn malformed_pages_name_the_tool() {
         let (out, _) = run(
             SweepBounds::default(),
-            vec![json!({"tools": [tool("ok"), {"name": "bad", "inputSchema": {"type": "string"}}]})],
+            vec![
+                json!({"tools": [tool("ok"), {"name": "bad", "inputSchema": {"type": "string"}}]}),
+            ],
         );
         assert!(message(out).contains("tool 'bad' has an 'inputSchema'"));
         let (out, _) = run(SweepBounds::default(), vec![json!({"tools": "nope"})]);

@@ -24,9 +24,8 @@ impl std::fmt::Debug for Compiled {
 
 impl Compiled {
     pub fn new(schema: &Value) -> Result<Self> {
-        let validator = jsonschema::validator_for(schema).map_err(|e| {
-            ConfigError::new(format!("the schema is not a valid JSON Schema: {e}"))
-        })?;
+        let validator = jsonschema::validator_for(schema)
+            .map_err(|e| ConfigError::new(format!("the schema is not a valid JSON Schema: {e}")))?;
         Ok(Self { validator })
     }
 

@@ -91,8 +91,8 @@ fn to_json_at(env: Env, v: Val, depth: usize) -> Result<Value, ConvertError> {
                     continue;
                 }
                 let name = js::string(env, key)?;
-                let value = to_json_at(env, member, depth + 1)
-                    .map_err(|e| at(e, &format!(".{name}")))?;
+                let value =
+                    to_json_at(env, member, depth + 1).map_err(|e| at(e, &format!(".{name}")))?;
                 map.insert(name, value);
             }
             Ok(Value::Object(map))

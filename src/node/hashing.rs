@@ -11,22 +11,30 @@ use napi::bindgen_prelude::{Env, JsValue, Unknown};
 use napi_derive::napi;
 use serde_json::{Map, Value};
 
-
 #[napi(js_name = "jcsSerialize", catch_unwind)]
 pub fn jcs_serialize(env: Env, value: Unknown) -> napi::Result<String, String> {
     Ok(jcs::serialize(&to_json(env.raw(), value.raw())?))
 }
 
-#[napi(js_name = "canonicalizeSchema", catch_unwind, ts_return_type = "unknown")]
+#[napi(
+    js_name = "canonicalizeSchema",
+    catch_unwind,
+    ts_return_type = "unknown"
+)]
 pub fn canonicalize_schema(env: Env, schema: Unknown) -> napi::Result<JsAny, String> {
     let canonical = canonical::canonicalize(&to_json(env.raw(), schema.raw())?).map_err(refusal)?;
-    Ok(JsAny(from_json(env.raw(), &canonical).map_err(super::errors::from_napi)?))
+    Ok(JsAny(
+        from_json(env.raw(), &canonical).map_err(super::errors::from_napi)?,
+    ))
 }
 
 #[napi(js_name = "schemaHash", catch_unwind)]
 pub fn schema_hash(env: Env, schema: Option<Unknown>) -> napi::Result<String, String> {
     let schema = match schema {
-        Some(s) if js::kind(env.raw(), s.raw()).map_err(super::errors::from_napi)? != Kind::Undefined => {
+        Some(s)
+            if js::kind(env.raw(), s.raw()).map_err(super::errors::from_napi)?
+                != Kind::Undefined =>
+        {
             Some(to_json(env.raw(), s.raw())?)
         }
         _ => None,
@@ -149,5 +157,7 @@ pub fn validate_json(env: Env, schema: Unknown, value: Unknown) -> napi::Result<
             .collect();
         out.insert("issues".into(), Value::Array(list));
     }
-    Ok(JsAny(from_json(raw, &Value::Object(out)).map_err(super::errors::from_napi)?))
+    Ok(JsAny(
+        from_json(raw, &Value::Object(out)).map_err(super::errors::from_napi)?,
+    ))
 }

@@ -13,7 +13,14 @@ use serde_json::Value;
 use std::sync::Arc;
 
 pub type Hook<T, R> = ThreadsafeFunction<T, R, T, Status, false, true>;
-pub type ProgressHook = ThreadsafeFunction<FnArgs<(u32, String)>, Unknown<'static>, FnArgs<(u32, String)>, Status, false, true>;
+pub type ProgressHook = ThreadsafeFunction<
+    FnArgs<(u32, String)>,
+    Unknown<'static>,
+    FnArgs<(u32, String)>,
+    Status,
+    false,
+    true,
+>;
 
 /// `http.headers` as a function: the JS side wraps it so it always returns a Promise of the
 /// record's JSON text.
@@ -24,19 +31,26 @@ impl HeaderSource for HeaderHook {
         let hook = self.0.clone();
         Box::pin(async move {
             let call = hook.call_async_catch(());
-            let failed = |e: napi::Error| format!("mcp: the http.headers hook failed: {}", e.reason);
+            let failed =
+                |e: napi::Error| format!("mcp: the http.headers hook failed: {}", e.reason);
             let text = call.await.map_err(failed)?.await.map_err(failed)?;
             let record: Value = serde_json::from_str(&text)
                 .map_err(|_| "mcp: the http.headers hook did not return a record".to_owned())?;
             let Value::Object(map) = record else {
-                return Err("mcp: the http.headers hook did not return a record of header values".into());
+                return Err(
+                    "mcp: the http.headers hook did not return a record of header values".into(),
+                );
             };
             let mut out = Vec::with_capacity(map.len());
             for (name, value) in map {
                 match value {
                     Value::String(v) => out.push((name, v)),
                     Value::Null => {}
-                    _ => return Err(format!("mcp: the http.headers hook returned a non-string value for '{name}'")),
+                    _ => {
+                        return Err(format!(
+                            "mcp: the http.headers hook returned a non-string value for '{name}'"
+                        ))
+                    }
                 }
             }
             Ok(out)
@@ -52,7 +66,10 @@ pub struct JsBridge {
 
 impl Bridge for JsBridge {
     fn to_server(&self, text: String) -> Result<(), String> {
-        match self.to_server.call(text, ThreadsafeFunctionCallMode::NonBlocking) {
+        match self
+            .to_server
+            .call(text, ThreadsafeFunctionCallMode::NonBlocking)
+        {
             Status::Ok => Ok(()),
             status => Err(format!("mcp: the in-process server is gone ({status})")),
         }

@@ -56,13 +56,21 @@ pub fn kind(env: Env, v: Val) -> Result<Kind> {
 
 pub fn number(env: Env, v: Val) -> Result<f64> {
     let mut out = 0.0;
-    check(env, unsafe { sys::napi_get_value_double(env, v, &mut out) }, "number")?;
+    check(
+        env,
+        unsafe { sys::napi_get_value_double(env, v, &mut out) },
+        "number",
+    )?;
     Ok(out)
 }
 
 pub fn boolean(env: Env, v: Val) -> Result<bool> {
     let mut out = false;
-    check(env, unsafe { sys::napi_get_value_bool(env, v, &mut out) }, "boolean")?;
+    check(
+        env,
+        unsafe { sys::napi_get_value_bool(env, v, &mut out) },
+        "boolean",
+    )?;
     Ok(out)
 }
 
@@ -84,24 +92,37 @@ pub fn string(env: Env, v: Val) -> Result<String> {
     )?;
     buf.truncate(written);
     // N-API already replaced lone surrogates, so the bytes are valid UTF-8.
-    Ok(String::from_utf8(buf).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+    Ok(String::from_utf8(buf)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
 }
 
 pub fn is_array(env: Env, v: Val) -> Result<bool> {
     let mut out = false;
-    check(env, unsafe { sys::napi_is_array(env, v, &mut out) }, "isArray")?;
+    check(
+        env,
+        unsafe { sys::napi_is_array(env, v, &mut out) },
+        "isArray",
+    )?;
     Ok(out)
 }
 
 pub fn array_len(env: Env, v: Val) -> Result<u32> {
     let mut out = 0u32;
-    check(env, unsafe { sys::napi_get_array_length(env, v, &mut out) }, "array length")?;
+    check(
+        env,
+        unsafe { sys::napi_get_array_length(env, v, &mut out) },
+        "array length",
+    )?;
     Ok(out)
 }
 
 pub fn element(env: Env, v: Val, i: u32) -> Result<Val> {
     let mut out = ptr::null_mut();
-    check(env, unsafe { sys::napi_get_element(env, v, i, &mut out) }, "array element")?;
+    check(
+        env,
+        unsafe { sys::napi_get_element(env, v, i, &mut out) },
+        "array element",
+    )?;
     Ok(out)
 }
 
@@ -127,7 +148,11 @@ pub fn own_keys(env: Env, v: Val) -> Result<Val> {
 
 pub fn property(env: Env, obj: Val, key: Val) -> Result<Val> {
     let mut out = ptr::null_mut();
-    check(env, unsafe { sys::napi_get_property(env, obj, key, &mut out) }, "property read")?;
+    check(
+        env,
+        unsafe { sys::napi_get_property(env, obj, key, &mut out) },
+        "property read",
+    )?;
     Ok(out)
 }
 
@@ -148,13 +173,21 @@ pub fn create_string(env: Env, s: &str) -> Result<Val> {
 
 pub fn create_number(env: Env, n: f64) -> Result<Val> {
     let mut out = ptr::null_mut();
-    check(env, unsafe { sys::napi_create_double(env, n, &mut out) }, "number creation")?;
+    check(
+        env,
+        unsafe { sys::napi_create_double(env, n, &mut out) },
+        "number creation",
+    )?;
     Ok(out)
 }
 
 pub fn create_bool(env: Env, b: bool) -> Result<Val> {
     let mut out = ptr::null_mut();
-    check(env, unsafe { sys::napi_get_boolean(env, b, &mut out) }, "boolean")?;
+    check(
+        env,
+        unsafe { sys::napi_get_boolean(env, b, &mut out) },
+        "boolean",
+    )?;
     Ok(out)
 }
 
@@ -166,7 +199,11 @@ pub fn null(env: Env) -> Result<Val> {
 
 pub fn create_object(env: Env) -> Result<Val> {
     let mut out = ptr::null_mut();
-    check(env, unsafe { sys::napi_create_object(env, &mut out) }, "object creation")?;
+    check(
+        env,
+        unsafe { sys::napi_create_object(env, &mut out) },
+        "object creation",
+    )?;
     Ok(out)
 }
 
@@ -181,7 +218,11 @@ pub fn create_array(env: Env, len: usize) -> Result<Val> {
 }
 
 pub fn set_element(env: Env, arr: Val, i: u32, v: Val) -> Result<()> {
-    check(env, unsafe { sys::napi_set_element(env, arr, i, v) }, "array write")
+    check(
+        env,
+        unsafe { sys::napi_set_element(env, arr, i, v) },
+        "array write",
+    )
 }
 
 /// Sets an own enumerable data property. `__proto__` is defined, not assigned, so a member of
@@ -207,5 +248,9 @@ pub fn set_member(env: Env, obj: Val, key: &str, v: Val) -> Result<()> {
             "property definition",
         );
     }
-    check(env, unsafe { sys::napi_set_property(env, obj, name, v) }, "property write")
+    check(
+        env,
+        unsafe { sys::napi_set_property(env, obj, name, v) },
+        "property write",
+    )
 }

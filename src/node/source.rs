@@ -37,7 +37,13 @@ struct NodeConnector {
 impl Connector for NodeConnector {
     fn open(&self, inbound: Inbound) -> BoxFuture<'static, Result<Arc<dyn Wire>, SourceError>> {
         match &self.config.transport {
-            Transport::Stdio { command, args, env, cwd, stderr } => {
+            Transport::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+                stderr,
+            } => {
                 let spec = StdioSpec {
                     command: command.clone(),
                     args: args.clone(),
@@ -58,7 +64,11 @@ impl Connector for NodeConnector {
             }
             Transport::InProcess => {
                 let Some(hooks) = &self.inprocess else {
-                    return Box::pin(async { Err(SourceError::Failed("mcp: the in-process bridge is missing".into())) });
+                    return Box::pin(async {
+                        Err(SourceError::Failed(
+                            "mcp: the in-process bridge is missing".into(),
+                        ))
+                    });
                 };
                 if let Ok(mut slot) = hooks.inbound.lock() {
                     *slot = Some(inbound);
@@ -68,7 +78,12 @@ impl Connector for NodeConnector {
                 Box::pin(async move {
                     // The very error the server's connect() threw is handed back untouched.
                     let host = |e: napi::Error| SourceError::Host(Box::new(e));
-                    attach.call_async_catch(()).await.map_err(host)?.await.map_err(host)?;
+                    attach
+                        .call_async_catch(())
+                        .await
+                        .map_err(host)?
+                        .await
+                        .map_err(host)?;
                     Ok(InProcessWire::new(bridge) as Arc<dyn Wire>)
                 })
             }
@@ -102,16 +117,29 @@ impl NativeSource {
         ensure_cleanup_hook(env.raw());
         let config = Arc::new(Config::parse(&raw).map_err(refusal)?);
         let headers: Option<Arc<dyn HeaderSource>> = match &config.transport {
-            Transport::Http { headers: Headers::Static(h), .. } => Some(Arc::new(StaticHeaders(h.clone()))),
-            Transport::Http { headers: Headers::Hook, .. } => headers.map(|h| Arc::new(HeaderHook(Arc::new(h))) as Arc<dyn HeaderSource>),
+            Transport::Http {
+                headers: Headers::Static(h),
+                ..
+            } => Some(Arc::new(StaticHeaders(h.clone()))),
+            Transport::Http {
+                headers: Headers::Hook,
+                ..
+            } => headers.map(|h| Arc::new(HeaderHook(Arc::new(h))) as Arc<dyn HeaderSource>),
             _ => None,
         };
         let inprocess = match (attach, to_server, detach) {
-            (Some(attach), Some(to_server), Some(detach)) if config.transport == Transport::InProcess => Some(InProcessHooks {
-                attach: Arc::new(attach),
-                bridge: Arc::new(JsBridge { to_server, detach: Arc::new(detach) }),
-                inbound: Arc::new(Mutex::new(None)),
-            }),
+            (Some(attach), Some(to_server), Some(detach))
+                if config.transport == Transport::InProcess =>
+            {
+                Some(InProcessHooks {
+                    attach: Arc::new(attach),
+                    bridge: Arc::new(JsBridge {
+                        to_server,
+                        detach: Arc::new(detach),
+                    }),
+                    inbound: Arc::new(Mutex::new(None)),
+                })
+            }
             _ => None,
         };
         let inbound = inprocess.as_ref().map(|h| h.inbound.clone());
@@ -151,7 +179,12 @@ impl NativeSource {
         env.spawn_future_with_callback(
             async move { Ok(Outcome(sweeping.tools().await)) },
             move |env, outcome| match outcome.0 {
-                Ok(snapshot) => Ok(NativeSnapshot { source, snapshot, calls, progress }),
+                Ok(snapshot) => Ok(NativeSnapshot {
+                    source,
+                    snapshot,
+                    calls,
+                    progress,
+                }),
                 Err(e) => Err(to_js_error(env, e)),
             },
         )
@@ -171,7 +204,9 @@ impl NativeSource {
     /// `send` returns (design hazard 1).
     #[napi(catch_unwind)]
     pub fn deliver(&self, text: String) -> bool {
-        let Some(slot) = &self.inbound else { return false };
+        let Some(slot) = &self.inbound else {
+            return false;
+        };
         let Ok(slot) = slot.lock() else { return false };
         match slot.as_ref() {
             Some(inbound) => inbound.push_text(text.as_bytes()),
@@ -226,7 +261,11 @@ fn js_error(env: &Env, message: &str, code: Option<&str>) -> napi::Error {
             None => std::ptr::null_mut(),
         };
         let mut out = std::ptr::null_mut();
-        super::js::check(raw, unsafe { sys::napi_create_error(raw, code, msg, &mut out) }, "error creation")?;
+        super::js::check(
+            raw,
+            unsafe { sys::napi_create_error(raw, code, msg, &mut out) },
+            "error creation",
+        )?;
         Ok(out)
     };
     match build() {
@@ -282,7 +321,10 @@ impl NativeSnapshot {
                     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<serde_json::Value>();
                     tokio::spawn(async move {
                         while let Some(p) = rx.recv().await {
-                            hook.call(FnArgs::from((call_id, p.to_string())), ThreadsafeFunctionCallMode::NonBlocking);
+                            hook.call(
+                                FnArgs::from((call_id, p.to_string())),
+                                ThreadsafeFunctionCallMode::NonBlocking,
+                            );
                         }
                     });
                     tx
@@ -290,7 +332,9 @@ impl NativeSnapshot {
                 let cancelled = async {
                     let _ = cancel_rx.await;
                 };
-                let result = source.call(&snapshot, index as usize, &input, listener, cancelled).await;
+                let result = source
+                    .call(&snapshot, index as usize, &input, listener, cancelled)
+                    .await;
                 if let Ok(mut calls) = calls.lock() {
                     calls.remove(&call_id);
                 }

@@ -65,7 +65,11 @@ fn ensure_crypto_provider() {
     });
 }
 
-pub fn open(url: &str, headers: Arc<dyn HeaderSource>, inbound: Inbound) -> Result<Arc<HttpWire>, String> {
+pub fn open(
+    url: &str,
+    headers: Arc<dyn HeaderSource>,
+    inbound: Inbound,
+) -> Result<Arc<HttpWire>, String> {
     ensure_crypto_provider();
     let origin = reqwest::Url::parse(url).map_err(|e| format!("mcp: invalid url '{url}': {e}"))?;
     let policy = reqwest::redirect::Policy::custom(move |attempt| {
@@ -122,10 +126,18 @@ impl Shared {
         }
         map.insert(ACCEPT, HeaderValue::from_static(accept));
         let session = lock(&self.session);
-        if let Some(id) = session.id.as_deref().and_then(|v| HeaderValue::from_str(v).ok()) {
+        if let Some(id) = session
+            .id
+            .as_deref()
+            .and_then(|v| HeaderValue::from_str(v).ok())
+        {
             map.insert(SESSION, id);
         }
-        if let Some(p) = session.protocol.as_deref().and_then(|v| HeaderValue::from_str(v).ok()) {
+        if let Some(p) = session
+            .protocol
+            .as_deref()
+            .and_then(|v| HeaderValue::from_str(v).ok())
+        {
             map.insert(PROTOCOL, p);
         }
         Ok(map)
@@ -137,7 +149,10 @@ impl Shared {
                 self.inbound.fail_request(id, message);
             }
         };
-        let headers = match self.request_headers("application/json, text/event-stream").await {
+        let headers = match self
+            .request_headers("application/json, text/event-stream")
+            .await
+        {
             Ok(h) => h,
             Err(e) => return fail(e),
         };
@@ -154,20 +169,29 @@ impl Shared {
             Err(e) => return fail(format!("mcp: POST {} failed: {}", self.url, describe(&e))),
         };
         let status = response.status();
-        if let Some(id) = response.headers().get(SESSION).and_then(|v| v.to_str().ok()) {
+        if let Some(id) = response
+            .headers()
+            .get(SESSION)
+            .and_then(|v| v.to_str().ok())
+        {
             lock(&self.session).id = Some(id.to_owned());
         }
-        if status == reqwest::StatusCode::ACCEPTED || (request_id.is_none() && status.is_success()) {
+        if status == reqwest::StatusCode::ACCEPTED || (request_id.is_none() && status.is_success())
+        {
             return;
         }
         if !status.is_success() {
             let detail = read_text(response, 512).await;
-            let hint = if status == reqwest::StatusCode::NOT_FOUND && lock(&self.session).id.is_some() {
-                " (the server no longer knows this session)"
-            } else {
-                ""
-            };
-            return fail(format!("mcp: POST {} answered HTTP {status}{hint}: {detail}", self.url));
+            let hint =
+                if status == reqwest::StatusCode::NOT_FOUND && lock(&self.session).id.is_some() {
+                    " (the server no longer knows this session)"
+                } else {
+                    ""
+                };
+            return fail(format!(
+                "mcp: POST {} answered HTTP {status}{hint}: {detail}",
+                self.url
+            ));
         }
         let content_type = content_type(&response);
         if content_type.starts_with("text/event-stream") {
@@ -197,12 +221,17 @@ impl Shared {
     /// Reads the protocol version agreed in the initialize answer (sent as a header later).
     fn note_initialize(self: &Arc<Self>, message: &Value) {
         let mut session = lock(&self.session);
-        let Some(init) = session.initialize_id else { return };
+        let Some(init) = session.initialize_id else {
+            return;
+        };
         if message.get("id").and_then(Value::as_u64) != Some(init) {
             return;
         }
         session.initialize_id = None;
-        if let Some(v) = message.pointer("/result/protocolVersion").and_then(Value::as_str) {
+        if let Some(v) = message
+            .pointer("/result/protocolVersion")
+            .and_then(Value::as_str)
+        {
             session.protocol = Some(v.to_owned());
         }
     }
@@ -244,11 +273,19 @@ impl Shared {
                 Ok(h) => h,
                 Err(_) => return,
             };
-            if let Some(id) = last_id.as_deref().and_then(|v| HeaderValue::from_str(v).ok()) {
+            if let Some(id) = last_id
+                .as_deref()
+                .and_then(|v| HeaderValue::from_str(v).ok())
+            {
                 headers.insert(LAST_EVENT_ID, id);
             }
             let response = match self.client.get(&self.url).headers(headers).send().await {
-                Ok(r) if r.status().is_success() && content_type(&r).starts_with("text/event-stream") => r,
+                Ok(r)
+                    if r.status().is_success()
+                        && content_type(&r).starts_with("text/event-stream") =>
+                {
+                    r
+                }
                 _ => return,
             };
             let end = self.read_events(response).await;
@@ -358,7 +395,10 @@ impl SseParser {
         let text = String::from_utf8_lossy(line);
         let (name, value) = match text.find(':') {
             Some(0) => return, // a comment
-            Some(i) => (&text[..i], text[i + 1..].strip_prefix(' ').unwrap_or(&text[i + 1..])),
+            Some(i) => (
+                &text[..i],
+                text[i + 1..].strip_prefix(' ').unwrap_or(&text[i + 1..]),
+            ),
             None => (&text[..], ""),
         };
         match name {
@@ -418,7 +458,10 @@ impl Wire for HttpWire {
             lock(&shared.tasks).abort_all();
             let session = lock(&shared.session).id.take();
             if let Some(id) = session {
-                if let Ok(mut headers) = shared.request_headers("application/json, text/event-stream").await {
+                if let Ok(mut headers) = shared
+                    .request_headers("application/json, text/event-stream")
+                    .await
+                {
                     if let Ok(v) = HeaderValue::from_str(&id) {
                         headers.insert(SESSION, v);
                     }
@@ -426,7 +469,9 @@ impl Wire for HttpWire {
                     let _ = tokio::time::timeout(DELETE_TIMEOUT, delete).await;
                 }
             }
-            shared.inbound.close("mcp: the connection was closed".into());
+            shared
+                .inbound
+                .close("mcp: the connection was closed".into());
         })
     }
 }

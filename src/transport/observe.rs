@@ -98,10 +98,11 @@ impl Inbound {
 
 fn observe(drift: &Drift, message: &Value) {
     match message {
-        Value::Object(m) => {
-            if m.get("method").and_then(Value::as_str) == Some("notifications/tools/list_changed") {
-                drift.list_changed();
-            }
+        Value::Object(m)
+            if m.get("method").and_then(Value::as_str)
+                == Some("notifications/tools/list_changed") =>
+        {
+            drift.list_changed()
         }
         Value::Array(batch) => batch.iter().for_each(|m| observe(drift, m)),
         _ => {}

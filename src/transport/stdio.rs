@@ -120,7 +120,13 @@ pub fn spawn(spec: &StdioSpec, inbound: Inbound) -> Result<Arc<StdioWire>, Strin
     let child = Arc::new(tokio::sync::Mutex::new(Some(child)));
     let (closing_tx, closing_rx) = mpsc::unbounded_channel::<()>();
     if let Some(stdout) = stdout {
-        tokio::spawn(read_frames(stdout, inbound, child.clone(), stderr_tail.clone(), closing_rx));
+        tokio::spawn(read_frames(
+            stdout,
+            inbound,
+            child.clone(),
+            stderr_tail.clone(),
+            closing_rx,
+        ));
     }
     Ok(Arc::new(StdioWire {
         out: out_tx,
@@ -131,7 +137,10 @@ pub fn spawn(spec: &StdioSpec, inbound: Inbound) -> Result<Arc<StdioWire>, Strin
     }))
 }
 
-async fn write_frames(stdin: tokio::process::ChildStdin, mut queue: mpsc::UnboundedReceiver<Outgoing>) {
+async fn write_frames(
+    stdin: tokio::process::ChildStdin,
+    mut queue: mpsc::UnboundedReceiver<Outgoing>,
+) {
     let mut stdin = tokio::io::BufWriter::with_capacity(64 * 1024, stdin);
     while let Some(first) = queue.recv().await {
         let mut next = Some(first);
@@ -212,12 +221,18 @@ fn trim_line(line: &[u8]) -> &[u8] {
     line.strip_suffix(b"\r").unwrap_or(line)
 }
 
-async fn exit_reason(child: &Arc<tokio::sync::Mutex<Option<Child>>>, stderr_tail: &Mutex<Vec<u8>>) -> String {
+async fn exit_reason(
+    child: &Arc<tokio::sync::Mutex<Option<Child>>>,
+    stderr_tail: &Mutex<Vec<u8>>,
+) -> String {
     // Stdout closed: give the process a moment to report how it ended.
     let status = {
         let mut guard = child.lock().await;
         match guard.as_mut() {
-            Some(c) => tokio::time::timeout(Duration::from_millis(100), c.wait()).await.ok().and_then(|r| r.ok()),
+            Some(c) => tokio::time::timeout(Duration::from_millis(100), c.wait())
+                .await
+                .ok()
+                .and_then(|r| r.ok()),
             None => None,
         }
     };
@@ -229,7 +244,10 @@ async fn exit_reason(child: &Arc<tokio::sync::Mutex<Option<Child>>>, stderr_tail
         },
         None => "closed its stdout".to_owned(),
     };
-    let tail = stderr_tail.lock().map(|t| String::from_utf8_lossy(&t).trim().to_owned()).unwrap_or_default();
+    let tail = stderr_tail
+        .lock()
+        .map(|t| String::from_utf8_lossy(&t).trim().to_owned())
+        .unwrap_or_default();
     if tail.is_empty() {
         format!("mcp: the server process {how}")
     } else {
@@ -255,7 +273,9 @@ impl StdioWire {
 
     async fn stop(&self, graceful: bool) {
         let _ = self.closing.send(());
-        let Some(mut child) = self.child.lock().await.take() else { return };
+        let Some(mut child) = self.child.lock().await.take() else {
+            return;
+        };
         let pgid = self.pgid;
         let signal_group = |sig| {
             if let Some(p) = pgid {
