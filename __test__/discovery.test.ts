@@ -132,6 +132,15 @@ describe.each(MODES)('discovery over %s', (mode) => {
     expect(served.listCalls()).toBe(2);
   });
 
+  it('reports a failed page as an error, never the stale list', async () => {
+    const { source, served } = await open(mode, 'failAfterChange');
+    expect((await source.tools(session)).map((d) => d.name)).toEqual(['stale']);
+    const err = await refusal(source.tools(session));
+    expect(err).not.toBeInstanceOf(ConfigError);
+    expect(err.message).toMatch(/^mcp: tools\/list of '.*' failed: MCP error -32603: listing is broken now$/);
+    expect(served.listCalls()).toBe(2);
+  });
+
   it('makes one sweep for concurrent cold calls, all sharing one array', async () => {
     const { source, served } = await open(mode, 'paginated');
     const [a, b, c] = await Promise.all([source.tools(session), source.tools(session), source.tools(session)]);

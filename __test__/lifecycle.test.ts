@@ -176,6 +176,18 @@ describe('a one-shot node script exits by itself after close()', () => {
     return { code, ms: Date.now() - started, out };
   }
 
+  it('over stdio, and the child dies with the host when close() was never called', async () => {
+    const r = await runScript(`
+      const s = mcp({ transport: 'stdio', command: process.execPath, args: [${JSON.stringify(fixture('lifecycle-server.mjs'))}] });
+      const defs = await s.tools({ runId: 'r' });
+      console.log(await defs.find((d) => d.name === 'pid').execute({}, {}));
+    `);
+    expect(r.code).toBe(0);
+    const pid = Number(r.out.trim());
+    expect(pid).toBeGreaterThan(0);
+    expect(await until(() => !running(pid))).toBe(true);
+  });
+
   it('over stdio', async () => {
     const r = await runScript(`
       const s = mcp({ transport: 'stdio', command: process.execPath, args: [${JSON.stringify(example('server.mjs'))}] });
@@ -215,5 +227,47 @@ describe('a one-shot node script exits by itself after close()', () => {
     } finally {
       await served.stop();
     }
+  });
+});
+
+describe('in-process connect', () => {
+  it("rejects with the very error object the server's connect threw", async () => {
+    const thrown = new TypeError('no transport for you');
+    const source = mcp({ transport: 'inprocess', server: { connect: async () => Promise.reject(thrown) } });
+    await expect(source.tools(session)).rejects.toBe(thrown);
+    await source.close();
+  });
+
+  it('times out a connect that never resolves, typed', async () => {
+    const source = mcp({ transport: 'inprocess', server: { connect: () => new Promise(() => {}) }, timeouts: { connectMs: 100 } });
+    const err = await source.tools(session).catch((e) => e);
+    expect(err).toBeInstanceOf(ConfigError);
+    expect(err.message).toBe("mcp: connect to 'mcp:inprocess' timed out after 100ms");
+    await source.close();
+  });
+
+  it('close() does not wait for a connect in progress', async () => {
+    let transport: any;
+    const source = mcp({
+      transport: 'inprocess',
+      server: {
+        connect: (t: unknown) => {
+          transport = t;
+          return new Promise(() => {});
+        },
+      },
+    });
+    let closedSeen = false;
+    const pending = source.tools(session).catch((e) => e);
+    await until(() => transport !== undefined);
+    transport.onclose = () => {
+      closedSeen = true;
+    };
+    const started = Date.now();
+    await source.close();
+    expect(Date.now() - started).toBeLessThan(1000);
+    const err = await pending;
+    expect(err.message).toBe("mcp: 'mcp:inprocess' was closed while connecting");
+    expect(closedSeen).toBe(true);
   });
 });

@@ -41,6 +41,10 @@ impl From<ConfigError> for SourceError {
 /// Creates the transport of one connection; the node layer supplies it per transport kind.
 pub trait Connector: Send + Sync {
     fn open(&self, inbound: Inbound) -> BoxFuture<'static, Result<Arc<dyn Wire>, SourceError>>;
+    /// Undoes a connect that failed or timed out before its wire existed.
+    fn abandon(&self) -> BoxFuture<'static, ()> {
+        Box::pin(async {})
+    }
 }
 
 pub struct Connection {
@@ -79,10 +83,21 @@ struct State {
     snapshot: Option<Arc<Snapshot>>,
 }
 
-#[derive(Default)]
 struct Live {
     epoch: u64,
     conn: Option<Arc<Connection>>,
+    /// Tells a connect in progress that close() ran, so close() never waits out connectMs.
+    closed: tokio::sync::watch::Sender<u64>,
+}
+
+impl Default for Live {
+    fn default() -> Self {
+        Self {
+            epoch: 0,
+            conn: None,
+            closed: tokio::sync::watch::channel(0).0,
+        }
+    }
 }
 
 pub struct Source {
@@ -194,7 +209,10 @@ impl Source {
 
     async fn connect(&self) -> Result<Arc<Connection>, SourceError> {
         let connect_ms = ms(self.config.timeouts.connect_ms);
-        let epoch = self.live.lock().map(|l| l.epoch).unwrap_or(0);
+        let (epoch, mut closed) = {
+            let live = self.live.lock().unwrap_or_else(|e| e.into_inner());
+            (live.epoch, live.closed.subscribe())
+        };
         let (inbound, rx) = Inbound::new(self.drift.clone());
         let attempt = async {
             let wire = self.connector.open(inbound).await?;
@@ -219,9 +237,22 @@ impl Source {
             }
             Ok::<_, SourceError>(conn)
         };
-        let conn = match tokio::time::timeout(duration(connect_ms), attempt).await {
-            Ok(result) => result?,
-            Err(_) => return Err(self.connect_timeout(connect_ms, None).await),
+        let closed_meanwhile = async {
+            let _ = closed.wait_for(|e| *e != epoch).await;
+        };
+        let conn = tokio::select! {
+            result = tokio::time::timeout(duration(connect_ms), attempt) => match result {
+                Ok(Ok(conn)) => conn,
+                Ok(Err(e)) => {
+                    self.connector.abandon().await;
+                    return Err(e);
+                }
+                Err(_) => return Err(self.connect_timeout(connect_ms, None).await),
+            },
+            _ = closed_meanwhile => {
+                self.connector.abandon().await;
+                return Err(SourceError::Failed(format!("mcp: '{}' was closed while connecting", self.id)));
+            }
         };
         // The remaining handshake shares the same budget.
         let handshake = handshake::initialize(&conn.rpc, Some(duration(connect_ms)));
@@ -243,9 +274,14 @@ impl Source {
         conn: Option<&Arc<Connection>>,
     ) -> SourceError {
         let live = self.live.lock().ok().and_then(|mut l| l.conn.take());
+        let mut released = false;
         for c in conn.into_iter().cloned().chain(live) {
             c.rpc.close("mcp: connect timed out");
             c.rpc.wire().abort().await;
+            released = true;
+        }
+        if !released {
+            self.connector.abandon().await;
         }
         SourceError::Refused(ConfigError::new(format!(
             "mcp: connect to '{}' timed out after {}ms",
@@ -357,6 +393,8 @@ impl Source {
         let live = {
             let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
             live.epoch += 1;
+            let epoch = live.epoch;
+            live.closed.send_replace(epoch);
             live.conn.take()
         };
         let reason = format!("mcp: '{}' was closed", self.id);

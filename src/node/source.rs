@@ -89,6 +89,14 @@ impl Connector for NodeConnector {
             }
         }
     }
+
+    /// An in-process server left half-connected would refuse the next connect.
+    fn abandon(&self) -> BoxFuture<'static, ()> {
+        match &self.inprocess {
+            Some(hooks) => crate::transport::inprocess::Bridge::detach(hooks.bridge.as_ref()),
+            None => Box::pin(async {}),
+        }
+    }
 }
 
 #[napi]
@@ -291,7 +299,7 @@ impl NativeSnapshot {
     }
 
     /// The admitted tools as JSON text: `[{ name, description, parameters, needsApproval, risk? }]`.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn json(&self) -> String {
         super::tooldefs::tools_json(&self.snapshot.tools)
     }

@@ -271,11 +271,12 @@ impl StdioWire {
             .unwrap_or_default()
     }
 
+    /// The close sequence. The child stays locked throughout, so a second, concurrent stop
+    /// returns only once the first has reaped the child.
     async fn stop(&self, graceful: bool) {
         let _ = self.closing.send(());
-        let Some(mut child) = self.child.lock().await.take() else {
-            return;
-        };
+        let mut guard = self.child.lock().await;
+        let Some(child) = guard.as_mut() else { return };
         let pgid = self.pgid;
         let signal_group = |sig| {
             if let Some(p) = pgid {
@@ -296,6 +297,7 @@ impl StdioWire {
         signal_group(libc::SIGKILL);
         let _ = child.kill().await;
         let _ = child.wait().await;
+        *guard = None;
         if let Some(p) = pgid {
             if let Ok(mut g) = live_groups().lock() {
                 g.remove(&p);
