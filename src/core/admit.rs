@@ -117,36 +117,8 @@ pub fn valid_name(name: &str) -> bool {
 /// UTF-8 length of `JSON.stringify(value)`: wire key order, ECMAScript numbers, no whitespace.
 pub fn json_text_len(value: &Value) -> usize {
     let mut out = String::new();
-    write_wire_order(&mut out, value);
+    jcs::write_json(&mut out, value, jcs::KeyOrder::Wire);
     out.len()
-}
-
-fn write_wire_order(out: &mut String, value: &Value) {
-    match value {
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_wire_order(out, item);
-            }
-            out.push(']');
-        }
-        Value::Object(map) => {
-            out.push('{');
-            for (i, (k, v)) in map.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                jcs::write_string(out, k);
-                out.push(':');
-                write_wire_order(out, v);
-            }
-            out.push('}');
-        }
-        scalar => jcs::write_value(out, scalar),
-    }
 }
 
 #[cfg(test)]

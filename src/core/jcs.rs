@@ -14,7 +14,19 @@ pub fn serialize(value: &Value) -> String {
     out
 }
 
+/// How object members are written: sorted (JCS) or as they stand (`JSON.stringify`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyOrder {
+    Sorted,
+    Wire,
+}
+
 pub fn write_value(out: &mut String, value: &Value) {
+    write_json(out, value, KeyOrder::Sorted)
+}
+
+/// JSON text with JavaScript's escaping and number formatting, members in `order`.
+pub fn write_json(out: &mut String, value: &Value, order: KeyOrder) {
     match value {
         Value::Null => out.push_str("null"),
         Value::Bool(true) => out.push_str("true"),
@@ -27,17 +39,19 @@ pub fn write_value(out: &mut String, value: &Value) {
                 if i > 0 {
                     out.push(',');
                 }
-                write_value(out, item);
+                write_json(out, item, order);
             }
             out.push(']');
         }
-        Value::Object(map) => write_object(out, map),
+        Value::Object(map) => write_object(out, map, order),
     }
 }
 
-fn write_object(out: &mut String, map: &Map<String, Value>) {
+fn write_object(out: &mut String, map: &Map<String, Value>, order: KeyOrder) {
     let mut members: Vec<(&String, &Value)> = map.iter().collect();
-    members.sort_by(|a, b| cmp_utf16(a.0, b.0));
+    if order == KeyOrder::Sorted {
+        members.sort_by(|a, b| cmp_utf16(a.0, b.0));
+    }
     out.push('{');
     for (i, (key, value)) in members.into_iter().enumerate() {
         if i > 0 {
@@ -45,7 +59,7 @@ fn write_object(out: &mut String, map: &Map<String, Value>) {
         }
         write_string(out, key);
         out.push(':');
-        write_value(out, value);
+        write_json(out, value, order);
     }
     out.push('}');
 }
