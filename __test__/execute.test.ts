@@ -100,10 +100,11 @@ describe.each(MODES)('execute over %s', (mode) => {
   it('rejects every in-flight call when close() runs', async () => {
     const { source, tool } = await open(mode);
     const calls = Array.from({ length: 50 }, () => tool('slow').execute({ ms: 5000 }, ctx()));
+    const settled = Promise.allSettled(calls);
     await new Promise((r) => setTimeout(r, 50));
     const started = Date.now();
     await source.close();
-    const results = await Promise.allSettled(calls);
+    const results = await settled;
     expect(results.every((r) => r.status === 'rejected')).toBe(true);
     expect(Date.now() - started).toBeLessThan(3000);
   });

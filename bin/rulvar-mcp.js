@@ -1,0 +1,230 @@
+#!/usr/bin/env node
+'use strict';
+
+// rulvar-mcp: shows what an engine would import from an MCP server, and calls one tool.
+//   rulvar-mcp inspect [target] [config flags] [--json]
+//   rulvar-mcp call <tool> [json] [target] [config flags] [--json]
+// Exit codes: 0 done, 1 a failed connect or call, 2 a refused config (or usage).
+const { parseArgs } = require('node:util');
+const path = require('node:path');
+const api = require('../lib/index.js');
+
+const USAGE = `usage: rulvar-mcp inspect|call <tool> [json] [options]
+targets (default: the embedded example server, examples/server.mjs, over stdio):
+  --stdio "<cmd> <args...>"   spawn a stdio server (no shell; quotes group words)
+  --http <url>                a streamable-HTTP server; --header K=V (repeatable)
+config:
+  --allow a,b  --deny a,b  --prefix p  --risk name=label  --approval[=a,b]
+  --max-tools N  --max-pages N  --max-schema-bytes N  --require-bounds
+  --connect-ms N  --list-ms N  --call-ms N  --discovery-ms N  --drift rekey|refuse
+  --env K=V  --cwd dir  --stderr inherit|ignore|pipe
+output:
+  --json                      machine-readable output on stdout`;
+
+const OPTIONS = {
+  stdio: { type: 'string' },
+  http: { type: 'string' },
+  header: { type: 'string', multiple: true },
+  allow: { type: 'string', multiple: true },
+  deny: { type: 'string', multiple: true },
+  prefix: { type: 'string' },
+  risk: { type: 'string', multiple: true },
+  approval: { type: 'string' },
+  'max-tools': { type: 'string' },
+  'max-pages': { type: 'string' },
+  'max-schema-bytes': { type: 'string' },
+  'require-bounds': { type: 'boolean' },
+  'connect-ms': { type: 'string' },
+  'list-ms': { type: 'string' },
+  'call-ms': { type: 'string' },
+  'discovery-ms': { type: 'string' },
+  drift: { type: 'string' },
+  env: { type: 'string', multiple: true },
+  cwd: { type: 'string' },
+  stderr: { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+};
+
+class UsageError extends Error {}
+
+/** Splits a command line on whitespace; single or double quotes group words. No shell. */
+function splitCommand(line) {
+  const words = [];
+  const re = /"([^"]*)"|'([^']*)'|(\S+)/g;
+  let m;
+  while ((m = re.exec(line)) !== null) words.push(m[1] ?? m[2] ?? m[3]);
+  return words;
+}
+
+function pairs(list, flag) {
+  const out = {};
+  for (const item of list ?? []) {
+    const i = item.indexOf('=');
+    if (i <= 0) throw new UsageError(`${flag} takes KEY=VALUE, got '${item}'`);
+    out[item.slice(0, i)] = item.slice(i + 1);
+  }
+  return out;
+}
+
+const names = (list) => (list ?? []).flatMap((v) => v.split(',')).filter(Boolean);
+
+// A bound is passed as given when it is not a number, so mcp() refuses it with its own message.
+const number = (v) => (v === undefined ? undefined : v.trim() !== '' && !Number.isNaN(Number(v)) ? Number(v) : v);
+
+function buildConfig(v) {
+  let config;
+  if (v.stdio !== undefined && v.http !== undefined) throw new UsageError('give one target: --stdio or --http');
+  if (v.http !== undefined) {
+    config = { transport: 'streamable-http', url: v.http };
+    if (v.header) config.http = { headers: pairs(v.header, '--header') };
+  } else {
+    const words = v.stdio !== undefined ? splitCommand(v.stdio) : [process.execPath, path.join(__dirname, '..', 'examples', 'server.mjs')];
+    if (words.length === 0) throw new UsageError('--stdio needs a command');
+    config = { transport: 'stdio', command: words[0], args: words.slice(1) };
+    if (v.env) config.env = pairs(v.env, '--env');
+    if (v.cwd !== undefined) config.cwd = v.cwd;
+    if (v.stderr !== undefined) config.stderr = v.stderr;
+  }
+  if (v.allow) config.allow = names(v.allow);
+  if (v.deny) config.deny = names(v.deny);
+  if (v.prefix !== undefined) config.prefix = v.prefix;
+  if (v.risk) config.risk = pairs(v.risk, '--risk');
+  if (v.approval !== undefined) {
+    const listed = names([v.approval]);
+    config.approval = v.approval === '' || v.approval === 'true' ? true : Object.fromEntries(listed.map((n) => [n, true]));
+  }
+  const bounds = { maxTools: 'max-tools', maxPages: 'max-pages', maxSchemaBytes: 'max-schema-bytes' };
+  for (const [key, flag] of Object.entries(bounds)) if (v[flag] !== undefined) config[key] = number(v[flag]);
+  const timeouts = { connectMs: 'connect-ms', listMs: 'list-ms', callMs: 'call-ms', discoveryMs: 'discovery-ms' };
+  for (const [key, flag] of Object.entries(timeouts)) {
+    if (v[flag] !== undefined) (config.timeouts ??= {})[key] = number(v[flag]);
+  }
+  if (v['require-bounds']) config.requireBounds = true;
+  if (v.drift !== undefined) config.drift = v.drift;
+  return config;
+}
+
+function parse(argv) {
+  // `--approval` alone means "every tool": give it an empty value before parseArgs sees it.
+  const args = argv.map((a) => (a === '--approval' ? '--approval=' : a));
+  const { values, positionals } = parseArgs({ args, options: OPTIONS, allowPositionals: true, strict: true });
+  return { values, positionals };
+}
+
+function originalName(name, prefix) {
+  return prefix !== undefined && name.startsWith(`${prefix}_`) ? name.slice(prefix.length + 1) : name;
+}
+
+async function inspect(source, config, json) {
+  const session = { runId: 'rulvar-mcp' };
+  const defs = await connecting(source, () => source.tools(session));
+  const resolved = await api.resolveToolset(defs, session);
+  const tools = defs.map((def) => ({
+    name: def.name,
+    original: originalName(def.name, config.prefix),
+    risk: def.risk ?? null,
+    needsApproval: def.needsApproval,
+    schemaBytes: Buffer.byteLength(JSON.stringify(def.parameters)),
+    contractHash: api.toolContractHash(def).slice(0, 12),
+    description: def.description,
+  }));
+  const report = {
+    source: source.id,
+    tools,
+    toolsetHash: resolved.hash,
+    authorityHash: resolved.authorityHash,
+    posture: source.describeRegulatedPosture(),
+  };
+  if (json) {
+    console.log(JSON.stringify(report, null, 2));
+    return;
+  }
+  console.log(`${source.id}: ${tools.length} tool(s) admitted`);
+  const rows = [['name', 'original', 'risk', 'approval', 'schema', 'contract'], ...tools.map((t) => [
+    t.name, t.original, t.risk ?? '-', t.needsApproval ? 'yes' : 'no', `${t.schemaBytes} B`, t.contractHash,
+  ])];
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+  for (const row of rows) console.log(`  ${row.map((c, i) => c.padEnd(widths[i])).join('  ')}`.trimEnd());
+  console.log(`toolsetHash    ${report.toolsetHash}`);
+  console.log(`authorityHash  ${report.authorityHash}`);
+  console.log(`posture        ${JSON.stringify(report.posture)}`);
+}
+
+async function call(source, toolName, inputText, json) {
+  if (toolName === undefined) throw new UsageError('call needs a tool name');
+  let input = {};
+  if (inputText !== undefined) {
+    try {
+      input = JSON.parse(inputText);
+    } catch (err) {
+      throw new UsageError(`the input is not JSON: ${err.message}`);
+    }
+  }
+  const session = { runId: 'rulvar-mcp' };
+  const defs = await connecting(source, () => source.tools(session));
+  const def = defs.find((d) => d.name === toolName);
+  if (def === undefined) {
+    const err = new Error(`no tool '${toolName}' was admitted from ${source.id} (have: ${defs.map((d) => d.name).join(', ')})`);
+    err.exitCode = 1;
+    throw err;
+  }
+  const result = await def.execute(input, { runId: 'rulvar-mcp', spanId: 'cli', agent: 'rulvar-mcp' });
+  if (json) console.log(JSON.stringify({ tool: toolName, result }, null, 2));
+  else console.log(typeof result === 'string' ? result : JSON.stringify(result, null, 2));
+}
+
+/** A progress line on stderr while connecting, only for a person at a terminal. */
+async function connecting(source, work) {
+  if (!process.stderr.isTTY) return work();
+  process.stderr.write(`connecting to ${source.id}...`);
+  try {
+    return await work();
+  } finally {
+    process.stderr.write('\r\x1b[K');
+  }
+}
+
+function exitCodeOf(err) {
+  if (err instanceof UsageError) return 2;
+  if (err.exitCode !== undefined) return err.exitCode;
+  // A refused config or discovery bound is 2; a connect that failed or timed out is 1.
+  if (err instanceof api.ConfigError && !/^mcp: connect to /.test(err.message)) return 2;
+  return 1;
+}
+
+async function main(argv) {
+  let parsed;
+  try {
+    parsed = parse(argv);
+  } catch (err) {
+    console.error(`rulvar-mcp: ${err.message}\n${USAGE}`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  const [command, ...rest] = positionals;
+  if (values.help || command === undefined) {
+    console.log(USAGE);
+    return values.help ? 0 : 2;
+  }
+  let source;
+  try {
+    if (command !== 'inspect' && command !== 'call') throw new UsageError(`unknown command '${command}'`);
+    const config = buildConfig(values);
+    source = api.mcp(config);
+    if (command === 'inspect') await inspect(source, config, values.json);
+    else await call(source, rest[0], rest[1], values.json);
+    return 0;
+  } catch (err) {
+    const code = exitCodeOf(err);
+    if (err instanceof UsageError) console.error(`rulvar-mcp: ${err.message}\n${USAGE}`);
+    else console.error(`rulvar-mcp: ${String(err.message).split('\n')[0]}`);
+    return code;
+  } finally {
+    if (source) await source.close();
+  }
+}
+
+main(process.argv.slice(2)).then((code) => {
+  process.exitCode = code;
+});
