@@ -1,0 +1,136 @@
+// rulvar-mcp inspect / call against the embedded server, a stdio server and an HTTP server.
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildServer } from '../examples/server.mjs';
+import { example, serveHttp, type HttpServer } from './helpers/harness.js';
+
+const cli = fileURLToPath(new URL('../bin/rulvar-mcp.js', import.meta.url));
+
+function run(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [cli, ...args], { timeout: 20_000 }, (err: any, stdout, stderr) => {
+      resolve({ code: err ? (err.code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+const HEX64 = /^[0-9a-f]{64}$/;
+let http: HttpServer;
+beforeAll(async () => {
+  http = await serveHttp(buildServer, true);
+});
+afterAll(async () => {
+  await http.stop();
+});
+
+describe('inspect', () => {
+  it('lists the embedded server by default, with hashes and posture', async () => {
+    const r = await run(['inspect', '--prefix', 'demo', '--risk', 'echo=read', '--approval=fail']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/4 tool\(s\) admitted/);
+    expect(r.stdout).toMatch(/demo_echo\s+echo\s+read\s+no\s+\d+ B\s+[0-9a-f]{12}/);
+    expect(r.stdout).toMatch(/demo_fail\s+fail\s+-\s+yes/);
+    expect(r.stdout).toMatch(/toolsetHash\s+[0-9a-f]{64}/);
+    expect(r.stdout).toMatch(/authorityHash\s+[0-9a-f]{64}/);
+    expect(r.stdout).toMatch(/posture\s+\{"regulatedPosture":1/);
+    expect(r.stderr).toBe('');
+  });
+
+  it('--json is machine-readable', async () => {
+    const r = await run(['inspect', '--json', '--deny', 'picture', '--max-tools', '10', '--max-pages', '2', '--max-schema-bytes', '4096', '--discovery-ms', '5000']);
+    expect(r.code).toBe(0);
+    const report = JSON.parse(r.stdout);
+    expect(report.tools.map((t: any) => t.name)).toEqual(['echo', 'double', 'fail']);
+    expect(report.tools[0]).toMatchObject({ original: 'echo', risk: null, needsApproval: false });
+    expect(report.tools[0].schemaBytes).toBeGreaterThan(10);
+    expect(report.toolsetHash).toMatch(HEX64);
+    expect(report.authorityHash).toMatch(HEX64);
+    expect(report.posture.bounds).toEqual({ declared: true, maxTools: 10, maxPages: 2, maxSchemaBytes: 4096, discoveryMs: 5000 });
+  });
+
+  it('a stdio server given as a command line', async () => {
+    const r = await run(['inspect', '--json', '--stdio', `"${process.execPath}" "${example('server.mjs')}"`, '--allow', 'echo,double']);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).tools.map((t: any) => t.name)).toEqual(['echo', 'double']);
+  });
+
+  it('an HTTP server, with headers', async () => {
+    const before = http.requests.length;
+    const r = await run(['inspect', '--json', '--http', http.url, '--header', 'x-token=abc']);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).source).toBe(`mcp:http:${http.url}`);
+    const seen = http.requests.slice(before);
+    expect(seen.length).toBeGreaterThan(0);
+    expect(seen.every((q) => q.headers['x-token'] === 'abc')).toBe(true);
+  });
+});
+
+describe('call', () => {
+  it('prints the mapped result', async () => {
+    const r = await run(['call', 'echo', '{"text":"hello"}']);
+    expect(r.code).toBe(0);
+    expect(r.stdout.trim()).toBe('hello');
+  });
+
+  it('--json over stdio and HTTP', async () => {
+    const stdio = await run(['call', 'double', '{"n":21}', '--json', '--stdio', `"${process.execPath}" "${example('server.mjs')}"`]);
+    expect(JSON.parse(stdio.stdout)).toEqual({ tool: 'double', result: { doubled: 42 } });
+    const overHttp = await run(['call', 'picture', '--json', '--http', http.url]);
+    expect(JSON.parse(overHttp.stdout).result[1]).toEqual({ type: 'image', data: 'iVBORw0KGgo=', mimeType: 'image/png' });
+  });
+
+  it('a tool error is exit 1 with one line', async () => {
+    const r = await run(['call', 'fail']);
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim()).toBe('rulvar-mcp: it broke');
+  });
+});
+
+describe('a person at a terminal', () => {
+  it('sees a progress line on stderr while connecting, cleared afterwards', async () => {
+    // util-linux `script` gives the CLI a pseudo-terminal, so stderr.isTTY is true.
+    const out = await new Promise<string>((resolve) => {
+      execFile('script', ['-qec', `"${process.execPath}" "${cli}" inspect`, '/dev/null'], { timeout: 20_000 }, (_e, stdout) =>
+        resolve(stdout),
+      );
+    });
+    expect(out).toMatch(/connecting to mcp:stdio:[^\r\n]*\.\.\.\r\x1b\[K/);
+    expect(out).toMatch(/4 tool\(s\) admitted/);
+  });
+
+  it('piped stderr stays quiet', async () => {
+    const r = await run(['inspect']);
+    expect(r.stderr).toBe('');
+  });
+});
+
+describe('exit codes', () => {
+  it('a refused config is exit 2 with a one-line error', async () => {
+    const r = await run(['inspect', '--max-tools', '0']);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim()).toBe("rulvar-mcp: mcp: 'maxTools' must be a positive integer, got 0");
+    expect(r.stdout).toBe('');
+  });
+
+  it('a discovery bound is exit 2', async () => {
+    const r = await run(['inspect', '--max-tools', '2']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/over the declared maxTools 2/);
+  });
+
+  it('a failed connect is exit 1', async () => {
+    const missing = await run(['inspect', '--stdio', '/nonexistent/mcp-server']);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr.trim()).toMatch(/^rulvar-mcp: mcp: could not start '\/nonexistent\/mcp-server'/);
+    const slow = await run(['inspect', '--stdio', 'sleep 30', '--connect-ms', '100']);
+    expect(slow.code).toBe(1);
+    expect(slow.stderr.trim()).toBe("rulvar-mcp: mcp: connect to 'mcp:stdio:sleep' timed out after 100ms");
+  });
+
+  it('usage errors are exit 2', async () => {
+    expect((await run(['frobnicate'])).code).toBe(2);
+    expect((await run(['inspect', '--no-such-flag'])).code).toBe(2);
+    expect((await run(['call'])).code).toBe(2);
+  });
+});

@@ -1,0 +1,65 @@
+// Packed the napi-rs way and installed offline into a fresh project: ESM and CJS both work.
+import { execFileSync } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { beforeAll, describe, expect, it } from 'vitest';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const server = join(root, 'examples', 'server.mjs');
+const npm = (args: string[], cwd: string) =>
+  execFileSync('npm', args, { cwd, encoding: 'utf8', stdio: 'pipe', env: { ...process.env, npm_config_audit: 'false', npm_config_fund: 'false' } });
+
+let project: string;
+
+beforeAll(() => {
+  const dir = mkdtempSync(join(tmpdir(), 'rulvar-pack-'));
+  // The platform package gets the binary the build produced, as `napi artifacts` would do.
+  const platform = join(dir, 'platform');
+  cpSync(join(root, 'npm', 'linux-x64-gnu'), platform, { recursive: true });
+  cpSync(join(root, 'mcp-native.linux-x64-gnu.node'), join(platform, 'mcp-native.linux-x64-gnu.node'));
+  npm(['pack', '--ignore-scripts', '--pack-destination', dir], root);
+  npm(['pack', '--pack-destination', dir], platform);
+  const tarballs = readdirSync(dir).filter((f) => f.endsWith('.tgz'));
+  expect(tarballs.sort()).toEqual(['rulvar-mcp-native-0.1.0.tgz', 'rulvar-mcp-native-linux-x64-gnu-0.1.0.tgz']);
+  project = join(dir, 'project');
+  mkdirSync(project);
+  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true }));
+  npm(['install', '--offline', ...tarballs.map((t) => join(dir, t))], project);
+}, 120_000);
+
+const body = `
+  const source = mcp({ transport: 'stdio', command: process.execPath, args: [${JSON.stringify(server)}] });
+  const defs = await source.tools({ runId: 'r' });
+  const out = await defs.find((d) => d.name === 'double').execute({ n: 21 }, { runId: 'r' });
+  console.log(JSON.stringify({ names: defs.map((d) => d.name), out }));
+  await source.close();
+`;
+
+function run(file: string, code: string) {
+  writeFileSync(join(project, file), code);
+  const out = execFileSync(process.execPath, [file], { cwd: project, encoding: 'utf8', timeout: 20_000 });
+  return JSON.parse(out);
+}
+
+describe('the packed packages', () => {
+  it('the main package has no runtime dependencies and names its platform package', () => {
+    const pkg = JSON.parse(readFileSync(join(project, 'node_modules', '@rulvar', 'mcp-native', 'package.json'), 'utf8'));
+    expect(pkg.dependencies).toBeUndefined();
+    expect(pkg.optionalDependencies).toEqual({ '@rulvar/mcp-native-linux-x64-gnu': '0.1.0' });
+    const installed = readdirSync(join(project, 'node_modules', '@rulvar', 'mcp-native')).sort();
+    expect(installed).toEqual(expect.arrayContaining(['index.d.ts', 'index.js', 'lib', 'bin', 'package.json']));
+    expect(installed.some((f) => f.endsWith('.node'))).toBe(false);
+  });
+
+  it('imports and calls tools from ESM', () => {
+    const result = run('esm.mjs', `import { mcp } from '@rulvar/mcp-native';\n${body}`);
+    expect(result).toEqual({ names: ['echo', 'double', 'fail', 'picture'], out: { doubled: 42 } });
+  });
+
+  it('imports and calls tools from CJS', () => {
+    const result = run('cjs.cjs', `const { mcp } = require('@rulvar/mcp-native');\n(async () => {${body}})();`);
+    expect(result).toEqual({ names: ['echo', 'double', 'fail', 'picture'], out: { doubled: 42 } });
+  });
+});

@@ -1,0 +1,107 @@
+// Uses the package the way an engine does; `tsc --noEmit` with strict on must accept it.
+import {
+  ConfigError,
+  createMcp,
+  mcp,
+  resolveToolset,
+  toolsetHash,
+  validateJson,
+  type McpConfig,
+  type McpSourceRegulatedPosture,
+  type McpToolSource,
+  type ResolvedToolset,
+  type ToolContext,
+  type ToolDef,
+} from '@rulvar/mcp-native';
+
+class EngineConfigError extends Error {
+  readonly code = 'config' as const;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'ConfigError';
+  }
+}
+
+// The drop-in recipe.
+export const engineMcp: typeof mcp = createMcp({ ConfigError: EngineConfigError });
+
+export const stdio: McpConfig = {
+  transport: 'stdio',
+  command: 'github-mcp-server',
+  args: ['stdio'],
+  env: { GITHUB_TOKEN: 't' },
+  cwd: '/srv',
+  stderr: 'ignore',
+  prefix: 'gh',
+  allow: ['search'],
+  deny: ['delete_repo'],
+  risk: { search: 'read', push: 'write' },
+  approval: { push: true },
+  maxTools: 100,
+  maxPages: 5,
+  maxSchemaBytes: 65536,
+  timeouts: { connectMs: 5000, listMs: 1000, callMs: 30000, discoveryMs: 5000 },
+  requireBounds: true,
+  drift: 'refuse',
+};
+
+export const http: McpConfig = {
+  transport: 'streamable-http',
+  url: 'https://mcp.example.com/mcp',
+  http: { headers: async () => ({ authorization: 'Bearer rotated' }) },
+  approval: true,
+};
+
+export const staticHeaders: McpConfig = {
+  transport: 'streamable-http',
+  url: 'https://mcp.example.com/mcp',
+  http: { headers: { authorization: 'Bearer fixed' } },
+};
+
+export const inprocess: McpConfig = {
+  transport: 'inprocess',
+  server: { connect: async (_transport: unknown) => {} },
+};
+
+// @ts-expect-error a typo'd key must not compile
+export const typo: McpConfig = { transport: 'stdio', command: 'x', maxtools: 5 };
+
+// @ts-expect-error a key of another transport must not compile
+export const crossed: McpConfig = { transport: 'stdio', command: 'x', url: 'https://x' };
+
+// @ts-expect-error stdio extension keys are stdio-only
+export const envOverHttp: McpConfig = { transport: 'streamable-http', url: 'https://x', env: { A: 'b' } };
+
+// @ts-expect-error risk labels are a closed set
+export const badRisk: McpConfig = { transport: 'stdio', command: 'x', risk: { a: 'dangerous' } };
+
+export async function runEngine(source: McpToolSource, signal: AbortSignal): Promise<ResolvedToolset> {
+  const defs: ToolDef[] = await source.tools({ runId: 'r1' });
+  const def = defs[0];
+  const kind: 'tool' = def.kind;
+  const name: string = def.name;
+  const description: string = def.description;
+  const parameters: unknown = def.parameters;
+  const executor: 'inprocess' = def.executor;
+  const needsApproval: boolean = def.needsApproval;
+  const risk: 'read' | 'write' | 'network' | 'execute' | 'destructive' | undefined = def.risk;
+  void [kind, name, description, parameters, executor, needsApproval, risk];
+  const ctx: ToolContext = { runId: 'r1', spanId: 's1', agent: 'a', cwd: '/', signal, log: (_level, _message) => {} };
+  const out: unknown = await def.execute({ q: 'x' }, ctx);
+  void out;
+  const posture: McpSourceRegulatedPosture = source.describeRegulatedPosture();
+  const declared: boolean = posture.bounds.declared;
+  const drift: 'rekey' | 'refuse' = posture.drift;
+  void [declared, drift];
+  const resolved = await resolveToolset([source, def], { runId: 'r1' });
+  const hash: string = toolsetHash(resolved.contracts);
+  void hash;
+  const check = validateJson({ type: 'object' }, {});
+  if (!check.valid) console.log(check.issues.map((i) => i.message));
+  await source.close();
+  return resolved;
+}
+
+export function wire(err: ConfigError): { code: 'config'; message: string; retryable: false } {
+  return err.toWire();
+}
