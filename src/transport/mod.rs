@@ -9,7 +9,7 @@ pub mod stdio;
 use futures::future::BoxFuture;
 
 /// Largest single message accepted from a server (a line, an SSE event, a JSON body).
-pub const MAX_FRAME_BYTES: usize = 32 * 1024 * 1024;
+pub const MAX_FRAME_BYTES: usize = 64 * 1024 * 1024;
 
 /// The outbound half of a connection.
 pub trait Wire: Send + Sync {

@@ -43,6 +43,9 @@ impl Drift {
     }
 }
 
+/// serde_json's nesting limit for one message, which bounds the parser's stack.
+pub const MAX_JSON_DEPTH: usize = 128;
+
 /// The JSON-RPC error code of a request our own transport failed (not the server's answer).
 pub const TRANSPORT_FAILURE: i64 = -32099;
 
@@ -72,11 +75,19 @@ impl Inbound {
     }
 
     /// Parses one frame; text that is not JSON is dropped (servers print banners to stdout).
+    /// A message nested too deeply to parse cannot be answered or skipped safely: its request
+    /// would wait for a reply that never comes, so the connection ends with a typed reason.
     pub fn push_text(&self, frame: &[u8]) -> bool {
         match serde_json::from_slice::<Value>(frame) {
             Ok(message) => {
                 self.push(message);
                 true
+            }
+            Err(e) if e.to_string().starts_with("recursion limit exceeded") => {
+                self.close(format!(
+                    "mcp: the server sent a message nested deeper than {MAX_JSON_DEPTH} levels; the connection was closed"
+                ));
+                false
             }
             Err(_) => false,
         }

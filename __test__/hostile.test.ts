@@ -1,0 +1,145 @@
+// Servers that misbehave on purpose: a typed error or the right result, the process alive,
+// bounded time, no child left behind (contract §7, §8).
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, mcp } from '../lib/index.js';
+import { fixture } from './helpers/harness.js';
+
+const session = { runId: 'r1' };
+const ctx = { runId: 'r1' } as any;
+
+function children(): number[] {
+  // Direct children of this test process that are still running (not zombies).
+  const out: number[] = [];
+  for (const line of readFileSync(`/proc/${process.pid}/task/${process.pid}/children`, 'utf8').split(' ')) {
+    const pid = Number(line);
+    if (!pid) continue;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      if (stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z') out.push(pid);
+    } catch {
+      // gone
+    }
+  }
+  return out;
+}
+
+async function withHostile<T>(mode: string, extra: Record<string, unknown>, body: (s: ReturnType<typeof mcp>) => Promise<T>) {
+  const before = children();
+  const source = mcp({
+    transport: 'stdio',
+    command: process.execPath,
+    args: [fixture('hostile-stdio.mjs')],
+    env: { MODE: mode },
+    ...extra,
+  } as any);
+  try {
+    return await body(source);
+  } finally {
+    await source.close();
+    expect(children().filter((p) => !before.includes(p))).toEqual([]);
+  }
+}
+
+describe('hostile stdio servers', () => {
+  it('skips non-JSON lines before and after the handshake', async () => {
+    await withHostile('banner', {}, async (s) => {
+      const defs = await s.tools(session);
+      expect(defs.map((d) => d.name)).toEqual(['echo']);
+      expect(await defs[0].execute({}, ctx)).toBe('called echo');
+    });
+  });
+
+  it('skips a line of invalid UTF-8', async () => {
+    await withHostile('badUtf8', {}, async (s) => {
+      expect((await s.tools(session)).map((d) => d.name)).toEqual(['echo']);
+    });
+  });
+
+  it('ignores a response to an id it never sent', async () => {
+    await withHostile('unknownId', {}, async (s) => {
+      expect((await s.tools(session)).map((d) => d.name)).toEqual(['echo']);
+    });
+  });
+
+  it('ignores duplicate responses', async () => {
+    await withHostile('duplicate', {}, async (s) => {
+      const defs = await s.tools(session);
+      const results = await Promise.all([1, 2, 3].map(() => defs[0].execute({}, ctx)));
+      expect(results).toEqual(['called echo', 'called echo', 'called echo']);
+    });
+  });
+
+  it('refuses a 100 MB line at the frame limit, typed, with memory bounded', async () => {
+    await withHostile('hugeLine', { stderr: 'ignore' }, async (s) => {
+      const before = process.memoryUsage().rss;
+      const err = await s.tools(session).catch((e) => e);
+      expect(err.message).toMatch(/larger than the 64 MiB frame limit/);
+      expect(process.memoryUsage().rss - before).toBeLessThan(300 * 1024 * 1024);
+    });
+  }, 30_000);
+
+  it('refuses a result whose tools is not an array', async () => {
+    await withHostile('toolsNotArray', {}, async (s) => {
+      const err = await s.tools(session).catch((e) => e);
+      expect(err).toBeInstanceOf(ConfigError);
+      expect(err.message).toMatch(/malformed page 1: 'tools' is not an array/);
+    });
+  });
+
+  it('refuses a tool without inputSchema, naming it', async () => {
+    await withHostile('noInputSchema', {}, async (s) => {
+      const err = await s.tools(session).catch((e) => e);
+      expect(err).toBeInstanceOf(ConfigError);
+      expect(err.message).toMatch(/tool 'schemaless' has an 'inputSchema' that is not an object schema/);
+    });
+  });
+
+  it('refuses a 10,000-character name with a bounded message', async () => {
+    await withHostile('longName', {}, async (s) => {
+      const err = await s.tools(session).catch((e) => e);
+      expect(err).toBeInstanceOf(ConfigError);
+      expect(err.message).toMatch(/^mcp: imported tool name 'n+…' must match/);
+      expect(err.message.length).toBeLessThan(400);
+    });
+  });
+
+  it('refuses a schema nested 10,000 levels deep, typed, without hanging', async () => {
+    await withHostile('nested', {}, async (s) => {
+      const started = Date.now();
+      const err = await s.tools(session).catch((e) => e);
+      expect(err.message).toMatch(/nested deeper than 128 levels/);
+      expect(Date.now() - started).toBeLessThan(5000);
+    });
+  });
+
+  it('100,000 tools in one page: refused by maxTools, or all imported without it', async () => {
+    await withHostile('manyTools', { maxTools: 1000 }, async (s) => {
+      const err = await s.tools(session).catch((e) => e);
+      expect(err).toBeInstanceOf(ConfigError);
+      expect(err.message).toMatch(/returned at least 100000 wire tools, over the declared maxTools 1000/);
+    });
+    await withHostile('manyTools', {}, async (s) => {
+      const defs = await s.tools(session);
+      expect(defs.length).toBe(100_000);
+      expect(defs[99_999].name).toBe('t99999');
+    });
+  }, 60_000);
+
+  it('survives a flood of 100,000 notifications', async () => {
+    await withHostile('flood', {}, async (s) => {
+      const before = process.memoryUsage().rss;
+      expect((await s.tools(session)).map((d) => d.name)).toEqual(['echo']);
+      expect(process.memoryUsage().rss - before).toBeLessThan(200 * 1024 * 1024);
+    });
+  }, 30_000);
+
+  it('fails at once when the server closes stdout but keeps running, and is killed on close', async () => {
+    await withHostile('closeStdout', { stderr: 'ignore' }, async (s) => {
+      const started = Date.now();
+      const err = await s.tools(session).catch((e) => e);
+      expect(err.message).toMatch(/closed its stdout|exited/);
+      expect(Date.now() - started).toBeLessThan(3000);
+    });
+  });
+});
