@@ -182,14 +182,15 @@ impl Shared {
         }
         if !status.is_success() {
             let detail = read_text(response, 512).await;
-            let hint =
-                if status == reqwest::StatusCode::NOT_FOUND && lock(&self.session).id.is_some() {
-                    " (the server no longer knows this session)"
-                } else {
-                    ""
-                };
+            if status == reqwest::StatusCode::NOT_FOUND && lock(&self.session).id.is_some() {
+                // The session is gone: this connection is over, the next tools() starts afresh.
+                return self.inbound.close(format!(
+                    "mcp: POST {} answered HTTP 404: the server no longer knows this session; the connection was closed",
+                    self.url
+                ));
+            }
             return fail(format!(
-                "mcp: POST {} answered HTTP {status}{hint}: {detail}",
+                "mcp: POST {} answered HTTP {status}: {detail}",
                 self.url
             ));
         }

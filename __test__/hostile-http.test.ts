@@ -1,0 +1,138 @@
+// Streamable-HTTP servers that misbehave on purpose (contract §7, §8).
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { mcp } from '../lib/index.js';
+
+const session = { runId: 'r1' };
+type Handler = (req: http.IncomingMessage, res: http.ServerResponse, body: any) => void | Promise<void>;
+
+const servers: http.Server[] = [];
+afterEach(async () => {
+  for (const s of servers.splice(0)) {
+    s.closeAllConnections();
+    await new Promise((r) => s.close(r));
+  }
+});
+
+/** A raw HTTP server that completes the handshake and hands every other request to `misbehave`. */
+async function hostile(misbehave: Handler, seen: http.IncomingHttpHeaders[] = []): Promise<string> {
+  const server = http.createServer((req, res) => {
+    seen.push(req.headers);
+    let text = '';
+    req.on('data', (d) => (text += d));
+    req.on('end', async () => {
+      const body = text ? JSON.parse(text) : undefined;
+      if (body?.method === 'initialize') {
+        res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 'sess-1' });
+        res.end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result: { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'h', version: '0' } } }));
+        return;
+      }
+      if (req.method !== 'POST' || body?.id === undefined) {
+        res.writeHead(req.method === 'GET' ? 405 : 202).end();
+        return;
+      }
+      await misbehave(req, res, body);
+    });
+  });
+  servers.push(server);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+}
+
+async function failure(config: Record<string, unknown>): Promise<{ err: Error; ms: number }> {
+  const source = mcp({ transport: 'streamable-http', ...config } as any);
+  const started = Date.now();
+  try {
+    await source.tools(session);
+    throw new Error('expected a failure');
+  } catch (err) {
+    return { err: err as Error, ms: Date.now() - started };
+  } finally {
+    await source.close();
+  }
+}
+
+describe('hostile HTTP servers', () => {
+  it('500 with an HTML body: a plain error quoting the status', async () => {
+    const url = await hostile((_q, res) => {
+      res.writeHead(500, { 'content-type': 'text/html' }).end('<html><body>Internal oops</body></html>');
+    });
+    const { err } = await failure({ url });
+    expect(err.message).toMatch(/answered HTTP 500 Internal Server Error: <html><body>Internal oops/);
+  });
+
+  it('404 for an expired session closes the connection; the next tools() starts a new session', async () => {
+    let lists = 0;
+    const url = await hostile((_q, res, body) => {
+      lists += 1;
+      if (lists === 1) {
+        res.writeHead(404).end();
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result: { tools: [{ name: 'ok', inputSchema: { type: 'object' } }] } }));
+    });
+    const source = mcp({ transport: 'streamable-http', url });
+    await expect(source.tools(session)).rejects.toThrow(/no longer knows this session/);
+    expect((await source.tools(session)).map((d) => d.name)).toEqual(['ok']);
+    await source.close();
+  });
+
+  it('a connection reset mid-SSE fails the request', async () => {
+    const url = await hostile((_q, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('event: message\ndata: {"jsonrpc":');
+      setTimeout(() => res.socket?.destroy(), 20);
+    });
+    const { err, ms } = await failure({ url });
+    expect(err.message).toMatch(/without a JSON-RPC response/);
+    expect(ms).toBeLessThan(3000);
+  });
+
+  it('an SSE stream dripping one byte per 100 ms is cut at listMs', async () => {
+    const url = await hostile((_q, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const timer = setInterval(() => res.write(':'), 100);
+      res.on('close', () => clearInterval(timer));
+    });
+    const { err, ms } = await failure({ url, timeouts: { listMs: 300 } });
+    expect(err.message).toMatch(/timed out/);
+    expect(ms).toBeLessThan(2000);
+  });
+
+  it('a wrong content type is refused', async () => {
+    const url = await hostile((_q, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('hello');
+    });
+    const { err } = await failure({ url });
+    expect(err.message).toMatch(/content type 'text\/plain'/);
+  });
+
+  it('a redirect to another origin is refused and the header values never reach it', async () => {
+    const elsewhere: http.IncomingHttpHeaders[] = [];
+    const other = await hostile((_q, res) => res.writeHead(500).end(), elsewhere);
+    const url = await hostile((_q, res) => {
+      res.writeHead(307, { location: other }).end();
+    });
+    const { err } = await failure({ url, http: { headers: { authorization: 'Bearer secret-value', 'x-api-key': 'k-123' } } });
+    expect(err.message).toMatch(/refused a redirect to another origin/);
+    expect(err.message).not.toMatch(/secret-value|k-123/);
+    expect(elsewhere).toEqual([]);
+  });
+
+  it('a header hook that never resolves is bounded by connectMs', async () => {
+    const url = await hostile((_q, res) => res.writeHead(500).end());
+    const { err, ms } = await failure({ url, http: { headers: () => new Promise(() => {}) }, timeouts: { connectMs: 200 } });
+    expect(err.message).toBe(`mcp: connect to 'mcp:http:${url}' timed out after 200ms`);
+    expect(ms).toBeLessThan(2000);
+  });
+
+  it('a server that is not there fails the connect with a plain error', async () => {
+    const url = await hostile((_q, res) => res.end());
+    servers[0].close();
+    servers[0].closeAllConnections();
+    const { err } = await failure({ url, timeouts: { connectMs: 2000 } });
+    expect(err.message).toMatch(/POST .* failed/);
+  });
+});
