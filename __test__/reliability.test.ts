@@ -1,0 +1,174 @@
+// Load, soak, secrets, and in-process misuse: nothing crashes, hangs, leaks or tells secrets.
+// RULVAR_SOAK=full runs the long soak (1,000 cycles per transport); CI runs a short one.
+import { readdirSync, readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { mcp } from '../lib/index.js';
+import { buildServer } from '../examples/server.mjs';
+import { example, fixture, serveHttp } from './helpers/harness.js';
+
+const session = { runId: 'r1' };
+const ctx = { runId: 'r1' } as any;
+const SOAK = process.env.RULVAR_SOAK === 'full' ? 1000 : 40;
+
+const openFds = () => readdirSync('/proc/self/fd').length;
+function liveChildren(): number {
+  let n = 0;
+  for (const pid of readFileSync(`/proc/${process.pid}/task/${process.pid}/children`, 'utf8').split(' ').filter(Boolean)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      if (stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z') n += 1;
+    } catch {
+      // gone
+    }
+  }
+  return n;
+}
+
+describe('load', () => {
+  it('10,000 concurrent calls on one stdio source all resolve correctly', async () => {
+    const source = mcp({ transport: 'stdio', command: process.execPath, args: [fixture('exec-server.mjs')] });
+    try {
+      const echo = (await source.tools(session)).find((d) => d.name === 'echo')!;
+      const results = await Promise.all(Array.from({ length: 10_000 }, (_, i) => echo.execute({ text: `m${i}` }, ctx)));
+      expect(results.every((r, i) => r === `m${i}`)).toBe(true);
+    } finally {
+      await source.close();
+    }
+  }, 60_000);
+});
+
+describe(`soak: ${SOAK} tools()/close() cycles per transport`, () => {
+  async function cycle(config: () => Record<string, unknown>) {
+    // Warm up once so lazily created process-wide resources are not counted as leaks.
+    const warm = mcp(config() as any);
+    await warm.tools(session);
+    await warm.close();
+    const fds = openFds();
+    const children = liveChildren();
+    const rss = process.memoryUsage().rss;
+    const source = mcp(config() as any);
+    for (let i = 0; i < SOAK; i++) {
+      const defs = await source.tools(session);
+      if (i % 10 === 0) expect(await defs[0].execute({ text: 'x' }, ctx)).toBe('x');
+      await source.close();
+    }
+    await new Promise((r) => setTimeout(r, 100));
+    const delta = { fds: openFds() - fds, children: liveChildren() - children, rssMb: (process.memoryUsage().rss - rss) / 2 ** 20 };
+    console.log(`soak ${String(config().transport)} x${SOAK}: ${JSON.stringify(delta)}`);
+    return delta;
+  }
+
+  it('in-process', async () => {
+    const server = buildServer();
+    const d = await cycle(() => ({ transport: 'inprocess', server }));
+    expect(d.fds).toBeLessThanOrEqual(0);
+    expect(d.rssMb).toBeLessThan(64);
+  }, 600_000);
+
+  it('stdio', async () => {
+    const d = await cycle(() => ({ transport: 'stdio', command: process.execPath, args: [example('server.mjs')] }));
+    expect(d.fds).toBeLessThanOrEqual(0);
+    expect(d.children).toBe(0);
+    expect(d.rssMb).toBeLessThan(64);
+  }, 1_800_000);
+
+  it('streamable HTTP', async () => {
+    const served = await serveHttp(buildServer, true);
+    try {
+      const d = await cycle(() => ({ transport: 'streamable-http', url: served.url }));
+      // The test's own HTTP server keeps a few sockets in its pool; allow for them.
+      expect(d.fds).toBeLessThanOrEqual(4);
+      expect(d.rssMb).toBeLessThan(64);
+    } finally {
+      await served.stop();
+    }
+  }, 600_000);
+});
+
+describe('secrets never appear in messages or the posture', () => {
+  const SECRET = 'sk-live-7f3a9c-do-not-print';
+
+  it('env values: not in refusals, failed connects, or the posture', async () => {
+    const failed = mcp({ transport: 'stdio', command: '/nonexistent/server', env: { TOKEN: SECRET } });
+    const err = await failed.tools(session).catch((e) => e);
+    expect(err.message).not.toContain(SECRET);
+    expect(JSON.stringify(failed.describeRegulatedPosture())).not.toContain(SECRET);
+    await failed.close();
+    let refused: any;
+    try {
+      mcp({ transport: 'stdio', command: 'x', env: { TOKEN: SECRET, BAD: 5 } } as any);
+    } catch (e) {
+      refused = e;
+    }
+    expect(refused.message).toMatch(/'env.BAD'/);
+    expect(refused.message).not.toContain(SECRET);
+  });
+
+  it('header values: not in refusals, HTTP failures, or the posture', async () => {
+    const served = await serveHttp(buildServer, true);
+    try {
+      const bad = `${served.url.replace('/mcp', '')}/nothing-here`;
+      const source = mcp({ transport: 'streamable-http', url: `http://127.0.0.1:1/mcp`, http: { headers: { authorization: SECRET } }, timeouts: { connectMs: 2000 } });
+      const err = await source.tools(session).catch((e) => e);
+      expect(err.message).not.toContain(SECRET);
+      expect(JSON.stringify(source.describeRegulatedPosture())).not.toContain(SECRET);
+      await source.close();
+      const invalid = mcp({ transport: 'streamable-http', url: bad, http: { headers: { 'x-key': `${SECRET}\n` } } });
+      const e2 = await invalid.tools(session).catch((e) => e);
+      expect(e2.message).toMatch(/invalid value for 'x-key'/);
+      expect(e2.message).not.toContain(SECRET);
+      await invalid.close();
+      let refused: any;
+      try {
+        mcp({ transport: 'streamable-http', url: bad, http: { headers: { authorization: SECRET, n: 1 } } } as any);
+      } catch (e) {
+        refused = e;
+      }
+      expect(refused.message).not.toContain(SECRET);
+    } finally {
+      await served.stop();
+    }
+  });
+});
+
+describe('in-process misuse', () => {
+  it('a server that sends after close is told so; nothing else happens', async () => {
+    let transport: any;
+    const server = new McpServer({ name: 'late', version: '1.0.0' });
+    server.registerTool('t', { description: 't' }, async () => ({ content: [] }));
+    const capturing = {
+      connect: async (t: unknown) => {
+        transport = t;
+        await server.connect(t as any);
+      },
+    };
+    const source = mcp({ transport: 'inprocess', server: capturing });
+    expect((await source.tools(session)).map((d) => d.name)).toEqual(['t']);
+    await source.close();
+    await expect(transport.send({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' })).rejects.toThrow(/closed/);
+    // The source is unharmed and connects afresh.
+    expect((await source.tools(session)).map((d) => d.name)).toEqual(['t']);
+    await source.close();
+  });
+
+  it('a server that sends garbage or replies to unknown ids is ignored', async () => {
+    let transport: any;
+    const server = new McpServer({ name: 'noisy', version: '1.0.0' });
+    server.registerTool('t', { description: 't' }, async () => ({ content: [{ type: 'text', text: 'ok' }] }));
+    const source = mcp({
+      transport: 'inprocess',
+      server: {
+        connect: async (t: any) => {
+          transport = t;
+          await server.connect(t);
+        },
+      },
+    });
+    const defs = await source.tools(session);
+    await transport.send({ jsonrpc: '2.0', id: 424242, result: {} });
+    await transport.send({ not: 'json-rpc' });
+    expect(await defs[0].execute({}, ctx)).toBe('ok');
+    await source.close();
+  });
+});
