@@ -7,5 +7,7 @@ export default defineConfig({
     hookTimeout: 30_000,
     // Child processes and servers per test file: keep the 2-core machines unhurried.
     maxWorkers: 2,
+    // The soak measures memory after a full collection.
+    execArgv: ['--expose-gc'],
   },
 });

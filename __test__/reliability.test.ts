@@ -11,6 +11,8 @@ const session = { runId: 'r1' };
 const ctx = { runId: 'r1' } as any;
 const SOAK = process.env.RULVAR_SOAK === 'full' ? 1000 : 40;
 
+/** A full collection when the runner exposes gc (vitest.config.mjs does). */
+const collect = () => (globalThis as { gc?: () => void }).gc?.();
 const openFds = () => readdirSync('/proc/self/fd').length;
 function liveChildren(): number {
   let n = 0;
@@ -44,6 +46,7 @@ describe(`soak: ${SOAK} tools()/close() cycles per transport`, () => {
     const warm = mcp(config() as any);
     await warm.tools(session);
     await warm.close();
+    collect();
     const fds = openFds();
     const children = liveChildren();
     const rss = process.memoryUsage().rss;
@@ -54,6 +57,7 @@ describe(`soak: ${SOAK} tools()/close() cycles per transport`, () => {
       await source.close();
     }
     await new Promise((r) => setTimeout(r, 100));
+    collect();
     const delta = { fds: openFds() - fds, children: liveChildren() - children, rssMb: (process.memoryUsage().rss - rss) / 2 ** 20 };
     console.log(`soak ${String(config().transport)} x${SOAK}: ${JSON.stringify(delta)}`);
     return delta;

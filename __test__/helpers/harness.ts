@@ -49,6 +49,7 @@ export async function serveHttp(factory: () => any, stateful: boolean): Promise<
         res.on('close', () => {
           void transport.close();
           void mcpServer.close();
+          servers.splice(servers.indexOf(mcpServer) >>> 0, 1);
         });
         await mcpServer.connect(transport);
         await transport.handleRequest(req, res);
@@ -65,12 +66,16 @@ export async function serveHttp(factory: () => any, stateful: boolean): Promise<
           sessionIdGenerator: () => randomUUID(),
           onsessioninitialized: (id) => sessions.set(id, created),
         });
-        created.onclose = () => {
-          if (created.sessionId) sessions.delete(created.sessionId);
-        };
         const mcpServer = factory();
         servers.push(mcpServer);
         await mcpServer.connect(created);
+        // After connect: the server installed its own onclose, which this one chains.
+        const serverOnClose = created.onclose;
+        created.onclose = () => {
+          serverOnClose?.();
+          if (created.sessionId) sessions.delete(created.sessionId);
+          servers.splice(servers.indexOf(mcpServer) >>> 0, 1);
+        };
         transport = created;
       }
       await transport.handleRequest(req, res);

@@ -45,7 +45,8 @@ struct Session {
 
 struct Shared {
     url: String,
-    client: reqwest::Client,
+    /// Taken at shutdown, so pooled keep-alive sockets close with the source, not at GC.
+    client: Mutex<Option<reqwest::Client>>,
     headers: Arc<dyn HeaderSource>,
     inbound: Inbound,
     session: Mutex<Session>,
@@ -92,7 +93,7 @@ pub fn open(
     Ok(Arc::new(HttpWire {
         shared: Arc::new(Shared {
             url: url.to_owned(),
-            client,
+            client: Mutex::new(Some(client)),
             headers,
             inbound,
             session: Mutex::new(Session::default()),
@@ -106,6 +107,12 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl Shared {
+    fn client(&self) -> Result<reqwest::Client, String> {
+        lock(&self.client)
+            .clone()
+            .ok_or_else(|| "mcp: the connection was closed".to_owned())
+    }
+
     fn spawn(self: &Arc<Self>, fut: impl std::future::Future<Output = ()> + Send + 'static) {
         let mut tasks = lock(&self.tasks);
         // Reap finished tasks so a long-lived connection does not accumulate handles.
@@ -156,8 +163,11 @@ impl Shared {
             Ok(h) => h,
             Err(e) => return fail(e),
         };
-        let response = self
-            .client
+        let client = match self.client() {
+            Ok(c) => c,
+            Err(e) => return fail(e),
+        };
+        let response = client
             .post(&self.url)
             .headers(headers)
             .header(CONTENT_TYPE, "application/json")
@@ -280,7 +290,8 @@ impl Shared {
             {
                 headers.insert(LAST_EVENT_ID, id);
             }
-            let response = match self.client.get(&self.url).headers(headers).send().await {
+            let Ok(client) = self.client() else { return };
+            let response = match client.get(&self.url).headers(headers).send().await {
                 Ok(r)
                     if r.status().is_success()
                         && content_type(&r).starts_with("text/event-stream") =>
@@ -466,10 +477,13 @@ impl Wire for HttpWire {
                     if let Ok(v) = HeaderValue::from_str(&id) {
                         headers.insert(SESSION, v);
                     }
-                    let delete = shared.client.delete(&shared.url).headers(headers).send();
-                    let _ = tokio::time::timeout(DELETE_TIMEOUT, delete).await;
+                    if let Ok(client) = shared.client() {
+                        let delete = client.delete(&shared.url).headers(headers).send();
+                        let _ = tokio::time::timeout(DELETE_TIMEOUT, delete).await;
+                    }
                 }
             }
+            lock(&shared.client).take();
             shared
                 .inbound
                 .close("mcp: the connection was closed".into());
