@@ -34,6 +34,8 @@ const LAST_EVENT_ID: &str = "last-event-id";
 /// How long a DELETE of the session may take at close.
 const DELETE_TIMEOUT: Duration = Duration::from_secs(2);
 const DEFAULT_RETRY: Duration = Duration::from_secs(1);
+/// How many times a request's broken SSE stream is resumed before the request fails.
+const RESUME_ATTEMPTS: usize = 5;
 
 #[derive(Default)]
 struct Session {
@@ -206,7 +208,10 @@ impl Shared {
         }
         let content_type = content_type(&response);
         if content_type.starts_with("text/event-stream") {
-            self.read_events(response).await;
+            let end = self.read_events(response, request_id).await;
+            if let (Some(id), false, Some(last_id)) = (request_id, end.answered, end.last_id) {
+                self.resume(id, last_id, end.retry).await;
+            }
         } else if content_type.starts_with("application/json") {
             match read_limited(response).await {
                 Ok(bytes) => {
@@ -247,9 +252,15 @@ impl Shared {
         }
     }
 
-    async fn read_events(self: &Arc<Self>, response: reqwest::Response) -> SseEnd {
+    /// Pushes every event of an SSE response; tells whether `awaited` got its answer.
+    async fn read_events(
+        self: &Arc<Self>,
+        response: reqwest::Response,
+        awaited: Option<u64>,
+    ) -> SseEnd {
         let mut parser = SseParser::default();
         let mut response = response;
+        let mut answered = false;
         loop {
             match response.chunk().await {
                 Ok(Some(bytes)) => {
@@ -260,6 +271,9 @@ impl Shared {
                     for data in events {
                         if let Ok(message) = serde_json::from_str::<Value>(&data) {
                             self.note_initialize(&message);
+                            answered |= awaited.is_some()
+                                && message.get("id").and_then(Value::as_u64) == awaited
+                                && message.get("method").is_none();
                             self.inbound.push(message);
                         }
                     }
@@ -271,6 +285,48 @@ impl Shared {
         SseEnd {
             last_id: parser.last_id,
             retry: parser.retry,
+            answered,
+        }
+    }
+
+    /// A GET event stream, resuming after `last_id` when given; None when the server has none.
+    async fn open_stream(&self, last_id: Option<&str>) -> Option<reqwest::Response> {
+        let mut headers = self.request_headers("text/event-stream").await.ok()?;
+        if let Some(id) = last_id.and_then(|v| HeaderValue::from_str(v).ok()) {
+            headers.insert(LAST_EVENT_ID, id);
+        }
+        let client = self.client().ok()?;
+        match client.get(&self.url).headers(headers).send().await {
+            Ok(r)
+                if r.status().is_success() && content_type(&r).starts_with("text/event-stream") =>
+            {
+                Some(r)
+            }
+            _ => None,
+        }
+    }
+
+    /// A request's SSE stream ended before its answer but named its last event: resume with
+    /// a GET after the server's `retry` delay (SEP-1699) instead of failing the request.
+    async fn resume(
+        self: &Arc<Self>,
+        request_id: u64,
+        mut last_id: String,
+        mut retry: Option<Duration>,
+    ) {
+        for _attempt in 0..RESUME_ATTEMPTS {
+            tokio::time::sleep(retry.unwrap_or(DEFAULT_RETRY)).await;
+            let Some(response) = self.open_stream(Some(&last_id)).await else {
+                return;
+            };
+            let end = self.read_events(response, Some(request_id)).await;
+            if end.answered {
+                return;
+            }
+            if let Some(id) = end.last_id {
+                last_id = id;
+            }
+            retry = end.retry.or(retry);
         }
     }
 
@@ -280,27 +336,10 @@ impl Shared {
         let mut last_id: Option<String> = None;
         let mut retry = DEFAULT_RETRY;
         for _attempt in 0..1000 {
-            let mut headers = match self.request_headers("text/event-stream").await {
-                Ok(h) => h,
-                Err(_) => return,
+            let Some(response) = self.open_stream(last_id.as_deref()).await else {
+                return;
             };
-            if let Some(id) = last_id
-                .as_deref()
-                .and_then(|v| HeaderValue::from_str(v).ok())
-            {
-                headers.insert(LAST_EVENT_ID, id);
-            }
-            let Ok(client) = self.client() else { return };
-            let response = match client.get(&self.url).headers(headers).send().await {
-                Ok(r)
-                    if r.status().is_success()
-                        && content_type(&r).starts_with("text/event-stream") =>
-                {
-                    r
-                }
-                _ => return,
-            };
-            let end = self.read_events(response).await;
+            let end = self.read_events(response, None).await;
             if end.last_id.is_some() {
                 last_id = end.last_id;
             }
@@ -316,6 +355,8 @@ impl Shared {
 struct SseEnd {
     last_id: Option<String>,
     retry: Option<Duration>,
+    /// The awaited request's answer came on this stream.
+    answered: bool,
 }
 
 fn content_type(response: &reqwest::Response) -> String {
