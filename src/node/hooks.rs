@@ -31,8 +31,15 @@ impl HeaderSource for HeaderHook {
         let hook = self.0.clone();
         Box::pin(async move {
             let call = hook.call_async_catch(());
-            let failed =
-                |e: napi::Error| format!("mcp: the http.headers hook failed: {}", e.reason);
+            let failed = |e: napi::Error| {
+                // napi cancels the wait when V8 collects a promise that can never settle.
+                let reason = if e.reason.contains("canceled") {
+                    "its promise was collected without ever settling".to_owned()
+                } else {
+                    e.reason
+                };
+                format!("mcp: the http.headers hook failed: {reason}")
+            };
             let text = call.await.map_err(failed)?.await.map_err(failed)?;
             let record: Value = serde_json::from_str(&text)
                 .map_err(|_| "mcp: the http.headers hook did not return a record".to_owned())?;
