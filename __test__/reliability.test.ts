@@ -1,5 +1,5 @@
 // Load, soak, secrets, and in-process misuse: nothing crashes, hangs, leaks or tells secrets.
-// RULVAR_SOAK=full runs the long soak (1,000 cycles per transport); CI runs a short one.
+// RULVAR_SOAK=full runs the long soak (1,000 cycles per transport), =short (CI) 100, unset 20.
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -9,7 +9,7 @@ import { example, fixture, serveHttp } from './helpers/harness.js';
 
 const session = { runId: 'r1' };
 const ctx = { runId: 'r1' } as any;
-const SOAK = process.env.RULVAR_SOAK === 'full' ? 1000 : 40;
+const SOAK = { full: 1000, short: 100 }[process.env.RULVAR_SOAK ?? ''] ?? 20;
 
 /** A full collection when the runner exposes gc (vitest.config.mjs does). */
 const collect = () => (globalThis as { gc?: () => void }).gc?.();
