@@ -1,0 +1,131 @@
+// One measurement in a fresh process: `node bench/case.mjs '<json spec>'` prints JSON.
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { toolsetHash } from '../lib/index.mjs';
+import { addonSource, sdkSource } from './clients.mjs';
+import { sdkServer } from './servers/sdk-server.mjs';
+import { makeTools } from './servers/tools.mjs';
+
+const spec = JSON.parse(process.argv[2]);
+const here = (p) => fileURLToPath(new URL(p, import.meta.url));
+const gc = () => globalThis.gc?.();
+
+async function startHttp(tools) {
+  const child = spawn(process.execPath, [here('./servers/sdk-server.mjs')], { env: { ...process.env, HTTP_PORT: '0', TOOLS: String(tools) }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = await new Promise((resolve) => child.stdout.once('data', (d) => resolve(String(d).trim())));
+  return { url, stop: () => child.kill() };
+}
+
+async function target(transport, tools) {
+  switch (transport) {
+    case 'stdio-fast':
+      return { kind: 'stdio', command: process.execPath, args: [here('./servers/fast-stdio.mjs')], env: { TOOLS: String(tools), PATH: process.env.PATH } };
+    case 'stdio-sdk':
+      return { kind: 'stdio', command: process.execPath, args: [here('./servers/sdk-server.mjs')], env: { TOOLS: String(tools), PATH: process.env.PATH } };
+    case 'inprocess':
+      return { kind: 'inprocess', server: sdkServer(tools) };
+    case 'http': {
+      const h = await startHttp(tools);
+      return { kind: 'http', url: h.url, stop: h.stop };
+    }
+  }
+  throw new Error(`unknown transport ${transport}`);
+}
+
+const open = (t) => (spec.impl === 'addon' ? addonSource(t) : sdkSource(t));
+
+async function calls(defs, name, input, total, concurrency) {
+  const def = defs.find((d) => d.name === name);
+  const latencies = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < total) {
+      next += 1;
+      const t0 = performance.now();
+      await def.execute(input, { runId: 'bench' });
+      latencies.push(performance.now() - t0);
+    }
+  };
+  const elu0 = performance.eventLoopUtilization();
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  const ms = performance.now() - t0;
+  const cpu = process.cpuUsage(cpu0);
+  const elu = performance.eventLoopUtilization(elu0);
+  latencies.sort((a, b) => a - b);
+  return {
+    callsPerSec: total / (ms / 1000),
+    p50: latencies[Math.floor(latencies.length * 0.5)],
+    p99: latencies[Math.floor(latencies.length * 0.99)],
+    cpuUsPerCall: (cpu.user + cpu.system) / total,
+    elu: elu.utilization,
+    // Main-thread busy time per call: what the engine's event loop pays.
+    mainUsPerCall: (elu.active * 1000) / total,
+  };
+}
+
+function jsJcs(v) {
+  if (v === null || typeof v !== 'object') return JSON.stringify(v);
+  if (Array.isArray(v)) return `[${v.map(jsJcs).join(',')}]`;
+  return `{${Object.keys(v).sort().filter((k) => v[k] !== undefined).map((k) => `${JSON.stringify(k)}:${jsJcs(v[k])}`).join(',')}}`;
+}
+
+async function main() {
+  const op = spec.op;
+  if (op === 'hash') {
+    const contracts = makeTools(5000).map((t) => ({ name: t.name, description: t.description, parameters: t.inputSchema }));
+    const run = spec.impl === 'addon'
+      ? () => toolsetHash(contracts)
+      : () => createHash('sha256').update(jsJcs([...contracts].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)))).digest('hex');
+    run();
+    const t0 = performance.now();
+    for (let i = 0; i < 5; i++) run();
+    return { ms: (performance.now() - t0) / 5 };
+  }
+  if (op === 'memory50') {
+    const t = await target('stdio-fast', 100);
+    const sources = Array.from({ length: 50 }, () => open(t));
+    for (const s of sources) await s.tools();
+    gc();
+    const rss = process.memoryUsage().rss / 2 ** 20;
+    for (const s of sources) await s.close();
+    return { rssMb: rss };
+  }
+  const t = await target(spec.transport, spec.tools ?? 10);
+  const source = open(t);
+  try {
+    if (op === 'import') {
+      const t0 = performance.now();
+      const defs = await source.tools();
+      return { ms: performance.now() - t0, tools: defs.length };
+    }
+    const defs = await source.tools();
+    const [name, input] = op === 'big' ? ['big', {}] : ['echo', { text: 'hello' }];
+    await calls(defs, name, input, 200, 8);
+    if (op === 'growth') {
+      gc();
+      const before = process.memoryUsage().rss;
+      await calls(defs, name, input, spec.calls, 16);
+      gc();
+      return { growthMb: (process.memoryUsage().rss - before) / 2 ** 20 };
+    }
+    return await calls(defs, name, input, spec.calls, spec.concurrency);
+  } finally {
+    await source.close();
+    t.stop?.();
+  }
+}
+
+main().then(
+  (r) => {
+    console.log(JSON.stringify(r));
+    process.exit(0);
+  },
+  (e) => {
+    console.error(e);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,75 @@
+// `npm run bench`: every row of the benchmark plan, baseline and addon side by side in the
+// same run, 5 fresh processes per measurement, medians and ratios written to RESULTS.md.
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { fileURLToPath } from 'node:url';
+
+const RUNS = Number(process.env.BENCH_RUNS ?? 5);
+const caseScript = fileURLToPath(new URL('./case.mjs', import.meta.url));
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+function measure(spec) {
+  const results = [];
+  for (let i = 0; i < RUNS; i++) {
+    const out = execFileSync(process.execPath, ['--expose-gc', caseScript, JSON.stringify(spec)], { encoding: 'utf8', timeout: 120_000 });
+    results.push(JSON.parse(out.trim().split('\n').pop()));
+  }
+  const keys = Object.keys(results[0]);
+  return Object.fromEntries(keys.map((k) => [k, median(results.map((r) => r[k]))]));
+}
+
+const rows = [];
+function compare(label, spec, metric, unit, better) {
+  const base = measure({ ...spec, impl: 'sdk' });
+  const addon = measure({ ...spec, impl: 'addon' });
+  const row = { label, metric, unit, better, baseline: base[metric], addon: addon[metric], ratio: addon[metric] / base[metric], base, addonAll: addon };
+  rows.push(row);
+  console.log(`${label.padEnd(44)} ${metric.padEnd(12)} baseline ${fmt(row.baseline)} addon ${fmt(row.addon)} ratio ${row.ratio.toFixed(2)}`);
+  return row;
+}
+const fmt = (x) => (Math.abs(x) >= 100 ? x.toFixed(0) : x.toFixed(2));
+
+const started = Date.now();
+// 1. Cold import.
+for (const tools of [10, 1000, 5000]) compare(`cold import, ${tools} tools (SDK stdio server)`, { op: 'import', transport: 'stdio-sdk', tools }, 'ms', 'ms', 'lower');
+// 2. Latency and throughput per transport and concurrency.
+const callCounts = { 'stdio-fast': 20000, 'stdio-sdk': 10000, http: 2000, inprocess: 10000 };
+for (const transport of ['stdio-fast', 'stdio-sdk', 'http', 'inprocess']) {
+  const c1 = compare(`${transport}, concurrency 1`, { op: 'calls', transport, calls: Math.min(callCounts[transport], 3000), concurrency: 1 }, 'p50', 'ms', 'lower');
+  rows.push({ ...c1, metric: 'p99', baseline: c1.base.p99, addon: c1.addonAll.p99, ratio: c1.addonAll.p99 / c1.base.p99 });
+  rows.push({ ...c1, metric: 'callsPerSec', unit: 'calls/s', better: 'higher', baseline: c1.base.callsPerSec, addon: c1.addonAll.callsPerSec, ratio: c1.addonAll.callsPerSec / c1.base.callsPerSec });
+  for (const concurrency of [16, 128]) {
+    compare(`${transport}, concurrency ${concurrency}`, { op: 'calls', transport, calls: callCounts[transport], concurrency }, 'callsPerSec', 'calls/s', 'higher');
+  }
+}
+// 3. 10 KB structured results with outputSchema validation.
+compare('10 KB structured + outputSchema (stdio-fast, c16)', { op: 'big', transport: 'stdio-fast', calls: 5000, concurrency: 16 }, 'callsPerSec', 'calls/s', 'higher');
+// 4. Main-thread cost per call.
+const cpu = compare('main thread per call (stdio-fast, c16, 10,000 calls)', { op: 'calls', transport: 'stdio-fast', calls: 10000, concurrency: 16 }, 'mainUsPerCall', 'µs', 'lower');
+rows.push({ ...cpu, metric: 'elu', unit: '', baseline: cpu.base.elu, addon: cpu.addonAll.elu, ratio: cpu.addonAll.elu / cpu.base.elu });
+rows.push({ ...cpu, metric: 'cpuUsPerCall', unit: 'µs (process)', baseline: cpu.base.cpuUsPerCall, addon: cpu.addonAll.cpuUsPerCall, ratio: cpu.addonAll.cpuUsPerCall / cpu.base.cpuUsPerCall });
+// 5. Hashing.
+compare('toolsetHash over 5,000 contracts (vs JS JCS + sha256)', { op: 'hash' }, 'ms', 'ms', 'lower');
+// 6. Memory.
+compare('RSS, 50 stdio sources x 100 tools', { op: 'memory50' }, 'rssMb', 'MB', 'lower');
+compare('RSS growth over 100,000 calls (stdio-fast)', { op: 'growth', transport: 'stdio-fast', calls: 100000 }, 'growthMb', 'MB', 'lower');
+
+const minutes = ((Date.now() - started) / 60000).toFixed(1);
+const cpuModel = os.cpus()[0]?.model ?? 'unknown';
+const lines = [
+  '# Benchmark results',
+  '',
+  `Command: \`npm run bench\` (${RUNS} fresh processes per measurement, medians; ${minutes} min end to end).`,
+  `Machine: ${cpuModel}, ${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, ${os.type()} ${os.release()}, Node ${process.version}.`,
+  `Date: ${new Date().toISOString()}.`,
+  '',
+  'Baseline: `@modelcontextprotocol/sdk` `Client` doing what the TypeScript `mcp()` does. Ratio = addon / baseline.',
+  '',
+  '| measurement | metric | baseline | addon | ratio | better |',
+  '|---|---|---|---|---|---|',
+  ...rows.map((r) => `| ${r.label} | ${r.metric} ${r.unit ? `(${r.unit})` : ''} | ${fmt(r.baseline)} | ${fmt(r.addon)} | ${r.ratio.toFixed(2)} | ${r.better} |`),
+  '',
+];
+writeFileSync(fileURLToPath(new URL('./RESULTS.md', import.meta.url)), lines.join('\n'));
+console.log(`wrote bench/RESULTS.md in ${minutes} min`);
