@@ -3,29 +3,13 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, mcp } from '../lib/index.js';
-import { fixture } from './helpers/harness.js';
+import { fixture, liveChildren } from './helpers/harness.js';
 
 const session = { runId: 'r1' };
 const ctx = { runId: 'r1' } as any;
 
-function children(): number[] {
-  // Direct children of this test process that are still running (not zombies).
-  const out: number[] = [];
-  for (const line of readFileSync(`/proc/${process.pid}/task/${process.pid}/children`, 'utf8').split(' ')) {
-    const pid = Number(line);
-    if (!pid) continue;
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      if (stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z') out.push(pid);
-    } catch {
-      // gone
-    }
-  }
-  return out;
-}
-
 async function withHostile<T>(mode: string, extra: Record<string, unknown>, body: (s: ReturnType<typeof mcp>) => Promise<T>) {
-  const before = children();
+  const before = liveChildren();
   const source = mcp({
     transport: 'stdio',
     command: process.execPath,
@@ -37,7 +21,7 @@ async function withHostile<T>(mode: string, extra: Record<string, unknown>, body
     return await body(source);
   } finally {
     await source.close();
-    expect(children().filter((p) => !before.includes(p))).toEqual([]);
+    expect(liveChildren().filter((p) => !before.includes(p))).toEqual([]);
   }
 }
 
@@ -112,6 +96,24 @@ describe('hostile stdio servers', () => {
       expect(Date.now() - started).toBeLessThan(5000);
     });
   });
+
+  it('refuses an exponential $ref DAG at admission, typed, without eating memory', async () => {
+    await withHostile('dagSchema', {}, async (s) => {
+      const before = process.memoryUsage().rss;
+      const err = await s.tools(session).catch((e) => e);
+      expect(err).toBeInstanceOf(ConfigError);
+      expect(err.message).toMatch(/^mcp: tool 'dag' has an input schema that cannot be canonicalized: Schema expands past 16777216 bytes/);
+      expect(process.memoryUsage().rss - before).toBeLessThan(512 * 1024 * 1024);
+    });
+  }, 30_000);
+
+  it('refuses a 50 MB schema under maxSchemaBytes, typed', async () => {
+    await withHostile('fatSchema', { maxSchemaBytes: 1_000_000 }, async (s) => {
+      const err = await s.tools(session).catch((e) => e);
+      expect(err).toBeInstanceOf(ConfigError);
+      expect(err.message).toMatch(/^mcp: tool 'fat' declares 5\d{7} bytes of schema, over the declared maxSchemaBytes 1000000/);
+    });
+  }, 60_000);
 
   it('100,000 tools in one page: refused by maxTools, or all imported without it', async () => {
     await withHostile('manyTools', { maxTools: 1000 }, async (s) => {

@@ -5,20 +5,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, mcp } from '../lib/index.js';
-import { example, fixture } from './helpers/harness.js';
+import { example, fixture, running, waitFor } from './helpers/harness.js';
 
 const session = { runId: 'r1' };
 const ctx = { runId: 'r1' } as any;
-
-/** True while a process exists and is not a zombie. */
-function running(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
-}
 
 function processesWithArgs(needle: string): number[] {
   const found: number[] = [];
@@ -34,11 +24,6 @@ function processesWithArgs(needle: string): number[] {
   return found;
 }
 
-async function until(check: () => boolean, ms = 3000) {
-  const end = Date.now() + ms;
-  while (!check() && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
-  return check();
-}
 
 const lifecycle = (env: Record<string, string> = {}) =>
   mcp({ transport: 'stdio', command: process.execPath, args: [fixture('lifecycle-server.mjs')], env, stderr: 'ignore' });
@@ -108,7 +93,7 @@ describe('stdio close', () => {
     const grandchild = Number(await call(source, 'grandchild'));
     expect(running(grandchild)).toBe(true);
     await source.close();
-    expect(await until(() => !running(grandchild))).toBe(true);
+    expect(await waitFor(() => !running(grandchild))).toBe(true);
   });
 
   it('closes twice, closes before connect, and starts a fresh child after close', async () => {
@@ -185,7 +170,7 @@ describe('a one-shot node script exits by itself after close()', () => {
     expect(r.code).toBe(0);
     const pid = Number(r.out.trim());
     expect(pid).toBeGreaterThan(0);
-    expect(await until(() => !running(pid))).toBe(true);
+    expect(await waitFor(() => !running(pid))).toBe(true);
   });
 
   it('over stdio', async () => {
@@ -259,7 +244,7 @@ describe('in-process connect', () => {
     });
     let closedSeen = false;
     const pending = source.tools(session).catch((e) => e);
-    await until(() => transport !== undefined);
+    await waitFor(() => transport !== undefined);
     transport.onclose = () => {
       closedSeen = true;
     };

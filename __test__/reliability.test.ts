@@ -1,11 +1,11 @@
 // Load, soak, secrets, and in-process misuse: nothing crashes, hangs, leaks or tells secrets.
 // RULVAR_SOAK=full runs the long soak (1,000 cycles per transport), =short (CI) 100, unset 20.
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { mcp } from '../lib/index.js';
 import { buildServer } from '../examples/server.mjs';
-import { example, fixture, serveHttp } from './helpers/harness.js';
+import { example, fixture, liveChildren, serveHttp } from './helpers/harness.js';
 
 const session = { runId: 'r1' };
 const ctx = { runId: 'r1' } as any;
@@ -14,19 +14,6 @@ const SOAK = { full: 1000, short: 100 }[process.env.RULVAR_SOAK ?? ''] ?? 20;
 /** A full collection when the runner exposes gc (vitest.config.mjs does). */
 const collect = () => (globalThis as { gc?: () => void }).gc?.();
 const openFds = () => readdirSync('/proc/self/fd').length;
-function liveChildren(): number {
-  let n = 0;
-  for (const pid of readFileSync(`/proc/${process.pid}/task/${process.pid}/children`, 'utf8').split(' ').filter(Boolean)) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      if (stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z') n += 1;
-    } catch {
-      // gone
-    }
-  }
-  return n;
-}
-
 describe('load', () => {
   it('10,000 concurrent calls on one stdio source all resolve correctly', async () => {
     const source = mcp({ transport: 'stdio', command: process.execPath, args: [fixture('exec-server.mjs')] });
@@ -48,7 +35,7 @@ describe(`soak: ${SOAK} tools()/close() cycles per transport`, () => {
     await warm.close();
     collect();
     const fds = openFds();
-    const children = liveChildren();
+    const children = liveChildren().length;
     const rss = process.memoryUsage().rss;
     const source = mcp(config() as any);
     for (let i = 0; i < SOAK; i++) {
@@ -58,7 +45,7 @@ describe(`soak: ${SOAK} tools()/close() cycles per transport`, () => {
     }
     await new Promise((r) => setTimeout(r, 100));
     collect();
-    const delta = { fds: openFds() - fds, children: liveChildren() - children, rssMb: (process.memoryUsage().rss - rss) / 2 ** 20 };
+    const delta = { fds: openFds() - fds, children: liveChildren().length - children, rssMb: (process.memoryUsage().rss - rss) / 2 ** 20 };
     console.log(`soak ${String(config().transport)} x${SOAK}: ${JSON.stringify(delta)}`);
     return delta;
   }

@@ -1,7 +1,7 @@
 // `npm run bench`: every row of the benchmark plan, baseline and addon side by side in the
 // same run, 5 fresh processes per measurement, medians and ratios written to RESULTS.md.
 import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 
@@ -71,5 +71,7 @@ const lines = [
   ...rows.map((r) => `| ${r.label} | ${r.metric} ${r.unit ? `(${r.unit})` : ''} | ${fmt(r.baseline)} | ${fmt(r.addon)} | ${r.ratio.toFixed(2)} | ${r.better} |`),
   '',
 ];
-writeFileSync(fileURLToPath(new URL('./RESULTS.md', import.meta.url)), lines.join('\n'));
+// The analysis of the numbers lives beside them, kept by hand in NOTES.md.
+const notes = readFileSync(fileURLToPath(new URL('./NOTES.md', import.meta.url)), 'utf8');
+writeFileSync(fileURLToPath(new URL('./RESULTS.md', import.meta.url)), `${lines.join('\n')}\n${notes}`);
 console.log(`wrote bench/RESULTS.md in ${minutes} min`);

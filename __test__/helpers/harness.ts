@@ -135,20 +135,27 @@ export async function serveScenario(mode: Mode, scenario: string): Promise<Serve
   };
 }
 
-export function alive(pid: number): boolean {
+/** True while a process exists and is not a zombie. */
+export function running(pid: number): boolean {
   try {
-    process.kill(pid, 0);
-    return true;
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
   } catch {
     return false;
   }
 }
 
+/** This process's direct children that are still running. */
+export function liveChildren(): number[] {
+  return readFileSync(`/proc/${process.pid}/task/${process.pid}/children`, 'utf8')
+    .split(' ')
+    .filter(Boolean)
+    .map(Number)
+    .filter(running);
+}
+
 export async function waitFor(check: () => boolean, ms = 3000): Promise<boolean> {
   const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (check()) return true;
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  while (!check() && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
   return check();
 }
