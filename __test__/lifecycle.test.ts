@@ -128,6 +128,16 @@ describe('stdio close', () => {
     }
   });
 
+  it('a server that died is replaced by the next tools(), with a new array that works', async () => {
+    const source = mcp({ transport: 'stdio', command: process.execPath, args: [fixture('exec-server.mjs')], stderr: 'ignore' });
+    const before = await source.tools(session);
+    await expect(before.find((d) => d.name === 'die')!.execute({}, ctx)).rejects.toThrow(/exited/);
+    const after = await source.tools(session);
+    expect(after).not.toBe(before);
+    expect(await after.find((d) => d.name === 'echo')!.execute({ text: 'back' }, ctx)).toBe('back');
+    await source.close();
+  });
+
   it('fails calls of a closed source instead of hanging', async () => {
     const source = lifecycle();
     const defs = await source.tools(session);

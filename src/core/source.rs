@@ -50,7 +50,12 @@ pub trait Connector: Send + Sync {
 pub struct Connection {
     pub rpc: Arc<Rpc>,
     pub epoch: u64,
+    /// Unique per connection in this process: a snapshot of a replaced connection never
+    /// shares its key with one of the new connection.
+    pub serial: u64,
 }
+
+static CONNECTIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 impl Connection {
     fn alive(&self) -> bool {
@@ -73,7 +78,7 @@ pub struct Snapshot {
 impl Snapshot {
     /// Identifies the snapshot to the JS side, which keeps one array per snapshot.
     pub fn key(&self) -> String {
-        format!("{}:{}", self.conn.epoch, self.generation)
+        format!("{}:{}", self.conn.serial, self.generation)
     }
 }
 
@@ -160,7 +165,8 @@ impl Source {
             return Err(self.poison_refusal());
         }
         if let Some(snapshot) = &state.snapshot {
-            if snapshot.generation == self.drift.generation() {
+            // A dead connection invalidates its list too: its tools could no longer run.
+            if snapshot.generation == self.drift.generation() && snapshot.conn.alive() {
                 return Ok(snapshot.clone());
             }
         }
@@ -204,7 +210,8 @@ impl Source {
         }
         let state = self.state.try_lock().ok()?;
         let snapshot = state.snapshot.as_ref()?;
-        (snapshot.generation == self.drift.generation()).then(|| snapshot.key())
+        (snapshot.generation == self.drift.generation() && snapshot.conn.alive())
+            .then(|| snapshot.key())
     }
 
     async fn connect(&self) -> Result<Arc<Connection>, SourceError> {
@@ -219,6 +226,7 @@ impl Source {
             let conn = Arc::new(Connection {
                 rpc: Rpc::start(wire, rx),
                 epoch,
+                serial: CONNECTIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             });
             let registered = {
                 let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
