@@ -14,6 +14,10 @@ const argumentsFor = (def) => {
 const source = mcp({ transport: 'streamable-http', url, timeouts: { callMs: 10_000 } });
 try {
   const defs = await source.tools({ runId: 'conformance' });
+  // The addon opens its notification stream (a GET) just after the handshake. sse-retry times
+  // the first GET after its tool stream closes, so let that stream open before the call,
+  // or a slow machine makes the scenario mistake it for an early reconnect.
+  await new Promise((resolve) => setTimeout(resolve, 200));
   for (const def of defs) {
     try {
       const result = await def.execute(argumentsFor(def), { runId: 'conformance' });

@@ -1,12 +1,12 @@
 //! JSON-RPC 2.0 over a transport: ids, pending replies, timeouts, cancellation, server pings.
 
-use crate::transport::observe::{Event, TRANSPORT_FAILURE};
+use crate::transport::observe::{Event, Sink, TRANSPORT_FAILURE};
 use crate::transport::Wire;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 
@@ -54,19 +54,21 @@ pub struct Rpc {
 }
 
 impl Rpc {
-    /// Starts the dispatcher that routes inbound messages to their callers.
-    pub fn start(wire: Arc<dyn Wire>, inbound: mpsc::UnboundedReceiver<Event>) -> Arc<Rpc> {
-        let rpc = Arc::new(Rpc {
+    /// The router a connection's transport delivers to; `start` joins it to the wire.
+    pub fn router() -> Arc<Router> {
+        Arc::new(Router {
+            wire: OnceLock::new(),
+            pending: Arc::new(Mutex::new(Pending::default())),
+        })
+    }
+
+    pub fn start(wire: Arc<dyn Wire>, router: &Router) -> Arc<Rpc> {
+        let _ = router.wire.set(wire.clone());
+        Arc::new(Rpc {
             wire,
             next_id: AtomicU64::new(1),
-            pending: Arc::new(Mutex::new(Pending::default())),
-        });
-        let dispatcher = Dispatcher {
-            wire: rpc.wire.clone(),
-            pending: rpc.pending.clone(),
-        };
-        tokio::spawn(dispatcher.run(inbound));
-        rpc
+            pending: router.pending.clone(),
+        })
     }
 
     pub fn wire(&self) -> &Arc<dyn Wire> {
@@ -181,29 +183,24 @@ fn fail_all(pending: &Mutex<Pending>, reason: &str) {
     }
 }
 
-struct Dispatcher {
-    wire: Arc<dyn Wire>,
+/// Routes inbound messages to their callers, on whichever thread the transport read them.
+pub struct Router {
+    /// Set once the transport exists; a server request that comes earlier goes unanswered.
+    wire: OnceLock<Arc<dyn Wire>>,
     pending: Arc<Mutex<Pending>>,
 }
 
-impl Dispatcher {
-    async fn run(self, mut inbound: mpsc::UnboundedReceiver<Event>) {
-        let mut reason = "the connection closed".to_owned();
-        while let Some(event) = inbound.recv().await {
-            match event {
-                Event::Message(Value::Array(batch)) => {
-                    batch.into_iter().for_each(|m| self.handle(m))
-                }
-                Event::Message(message) => self.handle(message),
-                Event::Closed(why) => {
-                    reason = why;
-                    break;
-                }
-            }
+impl Sink for Router {
+    fn event(&self, event: Event) {
+        match event {
+            Event::Message(Value::Array(batch)) => batch.into_iter().for_each(|m| self.handle(m)),
+            Event::Message(message) => self.handle(message),
+            Event::Closed(reason) => fail_all(&self.pending, &reason),
         }
-        fail_all(&self.pending, &reason);
     }
+}
 
+impl Router {
     fn handle(&self, message: Value) {
         let Value::Object(mut m) = message else {
             return;
@@ -260,6 +257,8 @@ impl Dispatcher {
         } else {
             json!({ "jsonrpc": "2.0", "id": id, "error": { "code": -32601, "message": format!("Method not found: {method}") } })
         };
-        let _ = self.wire.send(reply.to_string(), None);
+        if let Some(wire) = self.wire.get() {
+            let _ = wire.send(reply.to_string(), None);
+        }
     }
 }

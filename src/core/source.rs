@@ -220,11 +220,12 @@ impl Source {
             let live = self.live.lock().unwrap_or_else(|e| e.into_inner());
             (live.epoch, live.closed.subscribe())
         };
-        let (inbound, rx) = Inbound::new(self.drift.clone());
+        let router = Rpc::router();
+        let inbound = Inbound::with_sink(self.drift.clone(), router.clone());
         let attempt = async {
             let wire = self.connector.open(inbound).await?;
             let conn = Arc::new(Connection {
-                rpc: Rpc::start(wire, rx),
+                rpc: Rpc::start(wire, &router),
                 epoch,
                 serial: CONNECTIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             });

@@ -2,7 +2,7 @@
 //!
 //! A `tools/list_changed` must invalidate the cache before any later message from the same
 //! server is processed, so the generation is bumped here, synchronously, before the message
-//! is queued for the JSON-RPC dispatcher.
+//! reaches the JSON-RPC router.
 
 use serde_json::Value;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -56,22 +56,41 @@ pub enum Event {
     Closed(String),
 }
 
+/// Where inbound events go once observed: the JSON-RPC router of the connection, handling
+/// each one on the thread that read it (no extra task hop per message).
+pub trait Sink: Send + Sync {
+    fn event(&self, event: Event);
+}
+
+struct ChannelSink(mpsc::UnboundedSender<Event>);
+
+impl Sink for ChannelSink {
+    fn event(&self, event: Event) {
+        let _ = self.0.send(event);
+    }
+}
+
 /// The inbound side every transport writes to.
 #[derive(Clone)]
 pub struct Inbound {
-    tx: mpsc::UnboundedSender<Event>,
+    sink: Arc<dyn Sink>,
     drift: Arc<Drift>,
 }
 
 impl Inbound {
+    pub fn with_sink(drift: Arc<Drift>, sink: Arc<dyn Sink>) -> Self {
+        Self { sink, drift }
+    }
+
+    /// An inbound side that queues its events, for tests and tools that read them later.
     pub fn new(drift: Arc<Drift>) -> (Self, mpsc::UnboundedReceiver<Event>) {
         let (tx, rx) = mpsc::unbounded_channel();
-        (Self { tx, drift }, rx)
+        (Self::with_sink(drift, Arc::new(ChannelSink(tx))), rx)
     }
 
     pub fn push(&self, message: Value) {
         observe(&self.drift, &message);
-        let _ = self.tx.send(Event::Message(message));
+        self.sink.event(Event::Message(message));
     }
 
     /// Parses one frame; text that is not JSON is dropped (servers print banners to stdout).
@@ -94,12 +113,12 @@ impl Inbound {
     }
 
     pub fn close(&self, reason: String) {
-        let _ = self.tx.send(Event::Closed(reason));
+        self.sink.event(Event::Closed(reason));
     }
 
     /// Answers a request the transport could not deliver, so its caller fails at once.
     pub fn fail_request(&self, id: u64, message: String) {
-        let _ = self.tx.send(Event::Message(serde_json::json!({
+        self.sink.event(Event::Message(serde_json::json!({
             "jsonrpc": "2.0",
             "id": id,
             "error": { "code": TRANSPORT_FAILURE, "message": message }
