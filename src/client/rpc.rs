@@ -85,9 +85,8 @@ impl Rpc {
     }
 
     pub fn notify(&self, method: &str, params: Value) -> Result<(), RpcError> {
-        let message = json!({ "jsonrpc": "2.0", "method": method, "params": params });
         self.wire
-            .send(message.to_string(), None)
+            .send(envelope(None, method, &params), None)
             .map_err(RpcError::Closed)
     }
 
@@ -119,8 +118,10 @@ impl Rpc {
                 }
             }
         }
-        let message = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
-        if let Err(reason) = self.wire.send(message.to_string(), Some(id)) {
+        if let Err(reason) = self
+            .wire
+            .send(envelope(Some(id), method, &params), Some(id))
+        {
             self.forget(id);
             return Err(RpcError::Closed(reason));
         }
@@ -162,6 +163,25 @@ impl Rpc {
             );
         }
     }
+}
+
+/// The JSON-RPC text of a request or notification, params serialized once and never copied:
+/// this is on the path of every call.
+fn envelope(id: Option<u64>, method: &str, params: &Value) -> String {
+    let params = serde_json::to_string(params).unwrap_or_else(|_| "{}".into());
+    let mut out = String::with_capacity(params.len() + method.len() + 48);
+    out.push_str("{\"jsonrpc\":\"2.0\",");
+    if let Some(id) = id {
+        out.push_str("\"id\":");
+        out.push_str(&id.to_string());
+        out.push(',');
+    }
+    out.push_str("\"method\":");
+    crate::core::jcs::write_string(&mut out, method);
+    out.push_str(",\"params\":");
+    out.push_str(&params);
+    out.push('}');
+    out
 }
 
 fn lock(m: &Mutex<Pending>) -> std::sync::MutexGuard<'_, Pending> {

@@ -370,7 +370,11 @@ impl Source {
             )));
         }
         let call_ms = ms(self.config.timeouts.call_ms);
-        let params = json!({ "name": spec.original, "arguments": arguments });
+        // Built by hand: `json!` would deep-copy the arguments on every call.
+        let mut params = serde_json::Map::with_capacity(2);
+        params.insert("name".into(), Value::String(spec.original.clone()));
+        params.insert("arguments".into(), arguments);
+        let params = Value::Object(params);
         let result = snapshot
             .conn
             .rpc
