@@ -37,6 +37,12 @@ describe('http.headers', () => {
       expect(r.headers.authorization).toBe('Bearer static-token');
       expect(r.headers['x-tenant']).toBe('t1');
     }
+    // Every request after initialize carries the agreed protocol version and the session.
+    expect(requests[0].headers['mcp-protocol-version']).toBeUndefined();
+    for (const r of requests.slice(1)) {
+      expect(r.headers['mcp-protocol-version']).toBe('2025-11-25');
+      expect(r.headers['mcp-session-id']).toMatch(/^[0-9a-f-]{36}$/);
+    }
   });
 
   it('a hook is awaited afresh before every request (rotating values)', async () => {
@@ -54,6 +60,7 @@ describe('http.headers', () => {
       },
     });
     const values = requests.map((r) => r.headers.authorization);
+    expect(values.length).toBeGreaterThan(0);
     expect(values.every((v) => typeof v === 'string' && /^Bearer rotated-\d+$/.test(v))).toBe(true);
     expect(new Set(values).size).toBe(values.length);
     expect(n).toBeGreaterThanOrEqual(requests.length);
@@ -67,6 +74,7 @@ describe('http.headers', () => {
       url: served.url,
       http: { headers: () => ({ 'x-sync': 'yes' }) },
     });
+    expect(requests.length).toBeGreaterThan(0);
     expect(requests.every((r) => r.headers['x-sync'] === 'yes')).toBe(true);
   });
 

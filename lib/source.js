@@ -62,9 +62,13 @@ function createSource(native, HostConfigError, config) {
     } catch (err) {
       return Promise.reject(new Error(`mcp: the input of tool '${def.name}' is not JSON: ${err.message}`));
     }
-    const callId = nextCallId;
-    nextCallId = nextCallId >= 0x7fffffff ? 1 : nextCallId + 1;
     const log = ctx != null && typeof ctx.log === 'function' ? ctx.log : undefined;
+    // A call id only for a call that can be aborted or report progress; 0 registers nothing.
+    let callId = 0;
+    if (signal != null || log !== undefined) {
+      callId = nextCallId;
+      nextCallId = nextCallId >= 0x7fffffff ? 1 : nextCallId + 1;
+    }
     if (log !== undefined) progressListeners.set(callId, log);
     const pending = snapshot.call(index, text, callId, log !== undefined);
     if (signal == null) {
@@ -138,8 +142,8 @@ function createSource(native, HostConfigError, config) {
   // `source.tools.apply(other, ...)` behaves the same.
   return {
     id,
-    tools(session) {
-      return tools(session);
+    tools() {
+      return tools();
     },
     async close() {
       cache = null;

@@ -7,13 +7,8 @@ use std::time::Duration;
 pub const PROTOCOL_VERSION: &str = "2025-11-25";
 pub const SUPPORTED_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
-#[derive(Debug, Clone)]
-pub struct ServerInfo {
-    pub protocol_version: String,
-    pub result: Value,
-}
-
-pub async fn initialize(rpc: &Rpc, timeout: Option<Duration>) -> Result<ServerInfo, RpcError> {
+/// Initializes the session; resolves with the protocol version the server agreed to.
+pub async fn initialize(rpc: &Rpc, timeout: Option<Duration>) -> Result<String, RpcError> {
     let params = json!({
         "protocolVersion": PROTOCOL_VERSION,
         "capabilities": {},
@@ -32,9 +27,6 @@ pub async fn initialize(rpc: &Rpc, timeout: Option<Duration>) -> Result<ServerIn
             "the server answered initialize with unsupported protocol version '{version}'"
         )));
     }
-    rpc.notify("notifications/initialized", json!({}))?;
-    Ok(ServerInfo {
-        protocol_version: version,
-        result,
-    })
+    rpc.initialized(&version)?;
+    Ok(version)
 }

@@ -90,6 +90,14 @@ impl Rpc {
             .map_err(RpcError::Closed)
     }
 
+    /// Tells the server the handshake is done (and the transport which version it agreed).
+    pub fn initialized(&self, protocol_version: &str) -> Result<(), RpcError> {
+        let text = envelope(None, "notifications/initialized", &json!({}));
+        self.wire
+            .initialized(protocol_version, text)
+            .map_err(RpcError::Closed)
+    }
+
     /// One request. `progress` receives the params of `notifications/progress` for it;
     /// `cancel` resolving gives up on it (and tells the server).
     pub async fn request(
@@ -132,8 +140,8 @@ impl Rpc {
             }
         };
         tokio::select! {
+            // The router already removed this id (and its progress listener).
             reply = rx => {
-                self.forget(id);
                 reply.unwrap_or_else(|_| Err(RpcError::Closed(self.is_closed().unwrap_or_else(|| "connection closed".into()))))
             }
             _ = timer => {
@@ -236,7 +244,12 @@ impl Router {
         let Some(id) = m.get("id").and_then(Value::as_u64) else {
             return;
         };
-        let Some(tx) = lock(&self.pending).replies.remove(&id) else {
+        let tx = {
+            let mut pending = lock(&self.pending);
+            pending.progress.remove(&id);
+            pending.replies.remove(&id)
+        };
+        let Some(tx) = tx else {
             return;
         };
         let reply = match (m.remove("result"), m.remove("error")) {

@@ -185,8 +185,8 @@ impl NativeSource {
         let calls = self.calls.clone();
         let progress = self.progress.clone();
         env.spawn_future_with_callback(
-            async move { Ok(Outcome(sweeping.tools().await)) },
-            move |env, outcome| match outcome.0 {
+            async move { Ok(sweeping.tools().await) },
+            move |env, outcome| match outcome {
                 Ok(snapshot) => Ok(NativeSnapshot {
                     source,
                     snapshot,
@@ -242,10 +242,6 @@ impl NativeSource {
         }
     }
 }
-
-struct Outcome<T>(Result<T, SourceError>);
-// SAFETY: the only non-Send payload is a napi::Error inside `Host`, which is itself Send.
-unsafe impl<T: Send> Send for Outcome<T> {}
 
 /// Builds the JS error for a failure: a refusal carries `code: 'RULVAR_CONFIG'` for the JS
 /// wrapper; a host error object is handed back as it was thrown.
@@ -305,7 +301,8 @@ impl NativeSnapshot {
     }
 
     /// Executes tool `index` with `input` (JSON text of `input ?? {}`); resolves with the JSON
-    /// text of the mapped result. `call_id` names the call for `cancel` and progress reports.
+    /// text of the mapped result. `call_id` names the call for `cancel` and progress reports;
+    /// 0 means neither can happen, and the call is not registered at all.
     #[napi(ts_return_type = "Promise<string>")]
     pub fn call<'env>(
         &self,
@@ -317,10 +314,13 @@ impl NativeSnapshot {
     ) -> napi::Result<PromiseRaw<'env, String>> {
         let source = self.source.clone();
         let snapshot = self.snapshot.clone();
-        let (cancel_tx, cancel_rx) = oneshot::channel::<()>();
-        if let Ok(mut calls) = self.calls.lock() {
-            calls.insert(call_id, cancel_tx);
-        }
+        let cancel_rx = (call_id != 0).then(|| {
+            let (tx, rx) = oneshot::channel::<()>();
+            if let Ok(mut calls) = self.calls.lock() {
+                calls.insert(call_id, tx);
+            }
+            rx
+        });
         let calls = self.calls.clone();
         let progress = self.progress.clone().filter(|_| wants_progress);
         env.spawn_future_with_callback(
@@ -337,20 +337,29 @@ impl NativeSnapshot {
                     });
                     tx
                 });
-                let cancelled = async {
-                    let _ = cancel_rx.await;
+                // Only an explicit cancel() gives up; a sender dropped unused never does.
+                let cancelled = async move {
+                    let cancelled = match cancel_rx {
+                        Some(rx) => rx.await.is_ok(),
+                        None => false,
+                    };
+                    if !cancelled {
+                        std::future::pending::<()>().await;
+                    }
                 };
                 let result = source
                     .call(&snapshot, index as usize, &input, listener, cancelled)
                     .await;
-                if let Ok(mut calls) = calls.lock() {
-                    calls.remove(&call_id);
+                if call_id != 0 {
+                    if let Ok(mut calls) = calls.lock() {
+                        calls.remove(&call_id);
+                    }
                 }
-                Ok(Outcome(result.map_err(|f| SourceError::Failed(f.0))))
+                Ok(result)
             },
-            move |env, outcome| match outcome.0 {
+            move |env, outcome| match outcome {
                 Ok(text) => Ok(text),
-                Err(e) => Err(to_js_error(env, e)),
+                Err(failure) => Err(js_error(env, &failure.0, None)),
             },
         )
     }

@@ -41,8 +41,6 @@ const RESUME_ATTEMPTS: usize = 5;
 struct Session {
     id: Option<String>,
     protocol: Option<String>,
-    initialize_id: Option<u64>,
-    stream_started: bool,
 }
 
 struct Shared {
@@ -215,10 +213,7 @@ impl Shared {
         } else if content_type.starts_with("application/json") {
             match read_limited(response).await {
                 Ok(bytes) => {
-                    if let Ok(message) = serde_json::from_slice::<Value>(&bytes) {
-                        self.note_initialize(&message);
-                        self.inbound.push(message);
-                    } else {
+                    if !self.inbound.push_text(&bytes) {
                         fail("mcp: the server answered with a body that is not JSON".into());
                     }
                 }
@@ -232,24 +227,6 @@ impl Shared {
         // A stream that ended without answering its request fails it rather than leave it
         // hanging; after a real answer the dispatcher ignores this one (the id is gone).
         fail("mcp: the server ended its HTTP answer without a JSON-RPC response".into());
-    }
-
-    /// Reads the protocol version agreed in the initialize answer (sent as a header later).
-    fn note_initialize(self: &Arc<Self>, message: &Value) {
-        let mut session = lock(&self.session);
-        let Some(init) = session.initialize_id else {
-            return;
-        };
-        if message.get("id").and_then(Value::as_u64) != Some(init) {
-            return;
-        }
-        session.initialize_id = None;
-        if let Some(v) = message
-            .pointer("/result/protocolVersion")
-            .and_then(Value::as_str)
-        {
-            session.protocol = Some(v.to_owned());
-        }
     }
 
     /// Pushes every event of an SSE response; tells whether `awaited` got its answer.
@@ -269,8 +246,7 @@ impl Shared {
                         Err(_) => break,
                     };
                     for data in events {
-                        if let Ok(message) = serde_json::from_str::<Value>(&data) {
-                            self.note_initialize(&message);
+                        if let Some(message) = self.inbound.parse(data.as_bytes()) {
                             answered |= awaited.is_some()
                                 && message.get("id").and_then(Value::as_u64) == awaited
                                 && message.get("method").is_none();
@@ -475,33 +451,21 @@ impl SseParser {
 
 impl Wire for HttpWire {
     fn send(&self, message: String, request_id: Option<u64>) -> Result<(), String> {
-        let shared = self.shared.clone();
-        if let Some(id) = request_id {
-            if message.contains("\"method\":\"initialize\"") {
-                lock(&shared.session).initialize_id = Some(id);
-            }
-        }
-        let start_stream = {
-            let mut s = lock(&shared.session);
-            let is_initialized = message.contains("\"method\":\"notifications/initialized\"");
-            if is_initialized && !s.stream_started {
-                s.stream_started = true;
-                true
-            } else {
-                false
-            }
-        };
-        let post = shared.clone().post(message, request_id);
-        if start_stream {
-            // The GET stream opens once the session is initialized.
-            let listener = shared.clone();
-            shared.spawn(async move {
-                post.await;
-                listener.listen().await;
-            });
-        } else {
-            shared.spawn(post);
-        }
+        self.shared
+            .spawn(self.shared.clone().post(message, request_id));
+        Ok(())
+    }
+
+    /// Every later request carries the agreed version; the notification stream opens once the
+    /// initialized notification has been delivered.
+    fn initialized(&self, protocol_version: &str, notification: String) -> Result<(), String> {
+        lock(&self.shared.session).protocol = Some(protocol_version.to_owned());
+        let post = self.shared.clone().post(notification, None);
+        let listener = self.shared.clone();
+        self.shared.spawn(async move {
+            post.await;
+            listener.listen().await;
+        });
         Ok(())
     }
 

@@ -16,6 +16,11 @@ pub trait Wire: Send + Sync {
     /// Queues one serialized JSON-RPC message. Replies arrive through the inbound channel; a
     /// transport that cannot deliver a request answers it there with an error response.
     fn send(&self, message: String, request_id: Option<u64>) -> Result<(), String>;
+    /// Sends the `notifications/initialized` text once the handshake agreed on a protocol
+    /// version; a transport with a session to set up does it here.
+    fn initialized(&self, _protocol_version: &str, notification: String) -> Result<(), String> {
+        self.send(notification, None)
+    }
     /// Releases everything: the child process, the HTTP session, the in-process attachment.
     fn shutdown(&self) -> BoxFuture<'static, ()>;
     /// Releases at once (a failed or timed-out connect).

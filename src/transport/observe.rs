@@ -97,18 +97,27 @@ impl Inbound {
     /// A message nested too deeply to parse cannot be answered or skipped safely: its request
     /// would wait for a reply that never comes, so the connection ends with a typed reason.
     pub fn push_text(&self, frame: &[u8]) -> bool {
-        match serde_json::from_slice::<Value>(frame) {
-            Ok(message) => {
+        match self.parse(frame) {
+            Some(message) => {
                 self.push(message);
                 true
             }
+            None => false,
+        }
+    }
+
+    /// One frame as JSON, for a transport that looks at it before pushing it; `None` for text
+    /// that is not JSON. Every transport parses through here, so the depth rule holds for all.
+    pub fn parse(&self, frame: &[u8]) -> Option<Value> {
+        match serde_json::from_slice::<Value>(frame) {
+            Ok(message) => Some(message),
             Err(e) if e.to_string().starts_with("recursion limit exceeded") => {
                 self.close(format!(
                     "mcp: the server sent a message nested deeper than {MAX_JSON_DEPTH} levels; the connection was closed"
                 ));
-                false
+                None
             }
-            Err(_) => false,
+            Err(_) => None,
         }
     }
 
