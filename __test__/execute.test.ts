@@ -164,6 +164,24 @@ describe('load', () => {
     expect(results).toEqual(Array.from({ length: 500 }, (_, i) => `m${i}`));
   });
 
+  it('inputs larger than the pipe holds arrive whole and in order, however many are in flight', async () => {
+    // 64 KiB pipes: these lines cannot all be written at once, so most wait in the queue
+    // behind a partial write; any interleaving would corrupt a line and fail its call.
+    const { tool } = await open('stdio');
+    const echo = tool('echo');
+    const texts = Array.from({ length: 60 }, (_, i) => `${i}:`.padEnd(100_000 + i * 997, String.fromCharCode(97 + (i % 26))));
+    const pending: Promise<unknown>[] = [];
+    for (const text of texts) {
+      pending.push(echo.execute({ text }, ctx()));
+      // Let the server drain part of the pipe between sends, so a later line could slip in
+      // ahead of an earlier one's unwritten rest if the order were not kept.
+      await new Promise((r) => setImmediate(r));
+    }
+    expect(await Promise.all(pending)).toEqual(texts);
+    // The connection is still in step afterwards.
+    expect(await echo.execute({ text: 'after' }, ctx())).toBe('after');
+  });
+
   it('calls on one source are multiplexed, not serialized', async () => {
     const { tool } = await open('stdio');
     const started = Date.now();

@@ -5,6 +5,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { toolsetHash } from '../lib/index.mjs';
 import { addonSource, sdkSource } from './clients.mjs';
+import { rawSource } from './raw-client.mjs';
 import { sdkServer } from './servers/sdk-server.mjs';
 import { makeTools } from './servers/tools.mjs';
 
@@ -34,7 +35,7 @@ async function target(transport, tools) {
   throw new Error(`unknown transport ${transport}`);
 }
 
-const open = (t) => (spec.impl === 'addon' ? addonSource(t) : sdkSource(t));
+const open = (t) => (spec.impl === 'addon' ? addonSource(t) : spec.impl === 'raw' ? rawSource(t) : sdkSource(t));
 
 async function calls(defs, name, input, total, concurrency) {
   const def = defs.find((d) => d.name === name);

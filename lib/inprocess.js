@@ -7,7 +7,7 @@
  * Every function here is called from native code through a thread-safe function that must
  * never throw (a throw there would be fatal), so each one catches what the server does.
  */
-function makeInprocessBridge(server, getNative) {
+function makeInprocessBridge(server, getNative, settle) {
   let current = null;
 
   function attach() {
@@ -20,7 +20,8 @@ function makeInprocessBridge(server, getNative) {
       async send(message) {
         if (current !== transport) throw new Error('mcp: the in-process connection is closed');
         // Synchronous on purpose: a listChanged is observed before send() returns.
-        native.deliver(JSON.stringify(message));
+        // A reply that finishes calls settles them here, without waiting for a wake-up.
+        settle(native.deliver(JSON.stringify(message)));
       },
       async close() {
         if (current === transport) {
@@ -47,6 +48,12 @@ function makeInprocessBridge(server, getNative) {
     }
   }
 
+  // Called by the native side on the JS thread, in the middle of starting a call: the server
+  // gets the message in a microtask, once the caller has registered the call it answers.
+  function toServerSoon(text) {
+    queueMicrotask(() => toServer(text));
+  }
+
   async function detach() {
     const transport = current;
     current = null;
@@ -54,7 +61,7 @@ function makeInprocessBridge(server, getNative) {
     return 'ok';
   }
 
-  return { attach, toServer, detach };
+  return { attach, toServer, toServerSoon, detach };
 }
 
 function fire(transport, handler, arg) {

@@ -11,27 +11,52 @@ function wrapHeaderHook(hook) {
   return async () => JSON.stringify(await hook());
 }
 
+// The kinds of entry in a batch from takeCompletions() (src/core/completions.rs).
+const PROGRESS = 0;
+const RESULT = 1;
+
+function report(log, p) {
+  if (log === undefined) return;
+  try {
+    const of = p.total === undefined ? '' : `/${p.total}`;
+    log('debug', `progress ${p.progress}${of}${p.message ? `: ${p.message}` : ''}`, p);
+  } catch {
+    // A host logger that throws must not take the process down.
+  }
+}
+
 function createSource(native, HostConfigError, config) {
   let nativeSource = null;
   const isObject = config !== null && typeof config === 'object';
   const headers = isObject && config.http != null && typeof config.http.headers === 'function'
     ? wrapHeaderHook(config.http.headers)
     : undefined;
-  const bridge = isObject && config.transport === 'inprocess' && config.server != null
-    ? makeInprocessBridge(config.server, () => nativeSource)
-    : null;
-  const progressListeners = new Map();
-  const onProgress = (callId, text) => {
-    const log = progressListeners.get(callId);
-    if (log === undefined) return;
-    try {
-      const p = JSON.parse(text);
-      const of = p.total === undefined ? '' : `/${p.total}`;
-      log('debug', `progress ${p.progress}${of}${p.message ? `: ${p.message}` : ''}`, p);
-    } catch {
-      // A host logger that throws must not take the process down.
-    }
+  // Calls in flight, by id: what settles each one when its outcome arrives in a batch.
+  const waiting = new Map();
+  let held = false;
+  const hold = (on) => {
+    if (held === on) return;
+    held = on;
+    nativeSource.hold(on);
   };
+  const settle = (batchText) => {
+    if (batchText == null) return;
+    for (const [id, kind, value] of JSON.parse(batchText)) {
+      const call = waiting.get(id);
+      if (call === undefined) continue; // aborted already
+      if (kind === PROGRESS) {
+        report(call.log, value);
+        continue;
+      }
+      waiting.delete(id);
+      call.settle(kind === RESULT, value);
+    }
+    if (waiting.size === 0) hold(false);
+  };
+  const wake = () => settle(nativeSource.takeCompletions());
+  const bridge = isObject && config.transport === 'inprocess' && config.server != null
+    ? makeInprocessBridge(config.server, () => nativeSource, settle)
+    : null;
 
   try {
     nativeSource = new native.NativeSource(
@@ -40,7 +65,8 @@ function createSource(native, HostConfigError, config) {
       bridge && bridge.attach,
       bridge && bridge.toServer,
       bridge && bridge.detach,
-      onProgress,
+      wake,
+      bridge && bridge.toServerSoon,
     );
   } catch (err) {
     throw adopt(HostConfigError, err);
@@ -49,7 +75,6 @@ function createSource(native, HostConfigError, config) {
 
   let cache = null;
   let inflight = null;
-  let nextCallId = 1;
 
   function execute(snapshot, def, index, input, ctx) {
     const signal = ctx != null ? ctx.signal : undefined;
@@ -63,38 +88,27 @@ function createSource(native, HostConfigError, config) {
       return Promise.reject(new Error(`mcp: the input of tool '${def.name}' is not JSON: ${err.message}`));
     }
     const log = ctx != null && typeof ctx.log === 'function' ? ctx.log : undefined;
-    // A call id only for a call that can be aborted or report progress; 0 registers nothing.
-    let callId = 0;
-    if (signal != null || log !== undefined) {
-      callId = nextCallId;
-      nextCallId = nextCallId >= 0x7fffffff ? 1 : nextCallId + 1;
-    }
-    if (log !== undefined) progressListeners.set(callId, log);
-    const pending = snapshot.call(index, text, callId, log !== undefined);
-    if (signal == null) {
-      if (log === undefined) return pending.then(JSON.parse);
-      return pending.then(JSON.parse).finally(() => progressListeners.delete(callId));
-    }
+    const started = snapshot.call(index, text, log !== undefined);
+    if (typeof started === 'string') return Promise.reject(new Error(started));
     return new Promise((resolve, reject) => {
+      const call = {
+        log,
+        settle(ok, value) {
+          if (signal != null) signal.removeEventListener('abort', onAbort);
+          if (ok) resolve(value);
+          else reject(new Error(value));
+        },
+      };
       const onAbort = () => {
-        nativeSource.cancel(callId);
-        reject(new Error(`mcp: tool '${def.name}' was aborted`));
+        if (waiting.get(started) !== call) return;
+        call.settle(false, `mcp: tool '${def.name}' was aborted`);
+        waiting.delete(started);
+        if (waiting.size === 0) hold(false);
+        snapshot.cancel(started);
       };
-      signal.addEventListener('abort', onAbort, { once: true });
-      const settle = () => {
-        signal.removeEventListener('abort', onAbort);
-        progressListeners.delete(callId);
-      };
-      pending.then(
-        (value) => {
-          settle();
-          resolve(JSON.parse(value));
-        },
-        (err) => {
-          settle();
-          reject(err);
-        },
-      );
+      if (signal != null) signal.addEventListener('abort', onAbort, { once: true });
+      waiting.set(started, call);
+      hold(true);
     });
   }
 

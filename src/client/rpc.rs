@@ -3,12 +3,12 @@
 use crate::transport::observe::{Event, Sink, TRANSPORT_FAILURE};
 use crate::transport::Wire;
 use serde_json::{json, Value};
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
-use std::time::Duration;
-use tokio::sync::{mpsc, oneshot};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::time::{Duration, Instant};
+use tokio::sync::{oneshot, Notify};
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum RpcError {
@@ -36,21 +36,69 @@ impl RpcError {
     }
 }
 
-type Reply = Result<Value, RpcError>;
-type Listener = mpsc::UnboundedSender<Value>;
+pub type Reply = Result<Value, RpcError>;
+/// Receives the params of each `notifications/progress` for one request, on the reading thread.
+pub type Listener = Arc<dyn Fn(Value) + Send + Sync>;
+
+/// Takes a request's reply exactly once. One dropped unanswered (its connection torn down
+/// without a reason) answers "connection closed", so no caller ever waits forever.
+pub struct Waiter(Option<Box<dyn FnOnce(Reply) + Send>>);
+
+impl Waiter {
+    pub fn new(f: impl FnOnce(Reply) + Send + 'static) -> Self {
+        Self(Some(Box::new(f)))
+    }
+
+    fn answer(mut self, reply: Reply) {
+        if let Some(f) = self.0.take() {
+            f(reply);
+        }
+    }
+}
+
+impl Drop for Waiter {
+    fn drop(&mut self) {
+        if let Some(f) = self.0.take() {
+            f(Err(RpcError::Closed("connection closed".into())));
+        }
+    }
+}
+
+struct Entry {
+    waiter: Waiter,
+    deadline: Option<Instant>,
+}
 
 #[derive(Default)]
 struct Pending {
-    replies: HashMap<u64, oneshot::Sender<Reply>>,
+    replies: HashMap<u64, Entry>,
     progress: HashMap<u64, Listener>,
+    /// Requests with a deadline, earliest first; the timer task expires them.
+    deadlines: BTreeSet<(Instant, u64)>,
+    /// The deadline the timer task sleeps toward; an earlier one must wake it.
+    timer_target: Option<Instant>,
     /// Set once the connection is gone: every later request fails with it.
     closed: Option<String>,
 }
 
+impl Pending {
+    fn take(&mut self, id: u64) -> Option<Waiter> {
+        self.progress.remove(&id);
+        let entry = self.replies.remove(&id)?;
+        if let Some(at) = entry.deadline {
+            self.deadlines.remove(&(at, id));
+        }
+        Some(entry.waiter)
+    }
+}
+
+type Shared = Arc<Mutex<Pending>>;
+
 pub struct Rpc {
     wire: Arc<dyn Wire>,
     next_id: AtomicU64,
-    pending: Arc<Mutex<Pending>>,
+    pending: Shared,
+    timer: Arc<Notify>,
 }
 
 impl Rpc {
@@ -59,15 +107,23 @@ impl Rpc {
         Arc::new(Router {
             wire: OnceLock::new(),
             pending: Arc::new(Mutex::new(Pending::default())),
+            timer: Arc::new(Notify::new()),
         })
     }
 
+    /// Must run inside the tokio runtime: it starts the connection's timer task.
     pub fn start(wire: Arc<dyn Wire>, router: &Router) -> Arc<Rpc> {
         let _ = router.wire.set(wire.clone());
+        tokio::spawn(expire_deadlines(
+            Arc::downgrade(&router.pending),
+            router.timer.clone(),
+            Arc::downgrade(&wire),
+        ));
         Arc::new(Rpc {
             wire,
             next_id: AtomicU64::new(1),
             pending: router.pending.clone(),
+            timer: router.timer.clone(),
         })
     }
 
@@ -81,7 +137,7 @@ impl Rpc {
 
     /// Fails every pending and later request with `reason`.
     pub fn close(&self, reason: &str) {
-        fail_all(&self.pending, reason);
+        fail_all(&self.pending, &self.timer, reason);
     }
 
     pub fn notify(&self, method: &str, params: Value) -> Result<(), RpcError> {
@@ -98,24 +154,32 @@ impl Rpc {
             .map_err(RpcError::Closed)
     }
 
-    /// One request. `progress` receives the params of `notifications/progress` for it;
-    /// `cancel` resolving gives up on it (and tells the server).
-    pub async fn request(
+    /// The id the next `submit` should use, known to the caller before the reply can arrive.
+    pub fn reserve_id(&self) -> u64 {
+        self.next_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Sends one request without waiting: `waiter` gets the reply, the timeout, or the
+    /// connection's end, on whichever thread that happens. Safe to call from any thread; no
+    /// task is spawned per request. `progress` receives the request's progress notifications.
+    pub fn submit(
         &self,
+        id: u64,
         method: &str,
         mut params: Value,
         timeout: Option<Duration>,
         progress: Option<Listener>,
-        cancel: impl Future<Output = ()>,
-    ) -> Reply {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let (tx, rx) = oneshot::channel();
+        waiter: Waiter,
+    ) {
+        let deadline = timeout.map(|t| Instant::now() + t);
+        let mut wake_timer = false;
         {
             let mut pending = lock(&self.pending);
-            if let Some(reason) = &pending.closed {
-                return Err(RpcError::Closed(reason.clone()));
+            if let Some(reason) = pending.closed.clone() {
+                drop(pending);
+                waiter.answer(Err(RpcError::Closed(reason)));
+                return;
             }
-            pending.replies.insert(id, tx);
             if let Some(listener) = progress {
                 pending.progress.insert(id, listener);
                 if let Value::Object(p) = &mut params {
@@ -125,14 +189,46 @@ impl Rpc {
                     }
                 }
             }
+            if let Some(at) = deadline {
+                pending.deadlines.insert((at, id));
+                wake_timer = pending.timer_target.is_none_or(|t| at < t);
+            }
+            pending.replies.insert(id, Entry { waiter, deadline });
+        }
+        if wake_timer {
+            self.timer.notify_one();
         }
         if let Err(reason) = self
             .wire
             .send(envelope(Some(id), method, &params), Some(id))
         {
-            self.forget(id);
-            return Err(RpcError::Closed(reason));
+            if let Some(waiter) = lock(&self.pending).take(id) {
+                waiter.answer(Err(RpcError::Closed(reason)));
+            }
         }
+    }
+
+    /// One request, awaited. `cancel` resolving gives up on it (and tells the server).
+    pub async fn request(
+        &self,
+        method: &str,
+        params: Value,
+        timeout: Option<Duration>,
+        progress: Option<Listener>,
+        cancel: impl Future<Output = ()>,
+    ) -> Reply {
+        let id = self.reserve_id();
+        let (tx, rx) = oneshot::channel();
+        self.submit(
+            id,
+            method,
+            params,
+            None,
+            progress,
+            Waiter::new(move |reply| {
+                let _ = tx.send(reply);
+            }),
+        );
         let timer = async {
             match timeout {
                 Some(t) => tokio::time::sleep(t).await,
@@ -140,35 +236,86 @@ impl Rpc {
             }
         };
         tokio::select! {
-            // The router already removed this id (and its progress listener).
-            reply = rx => {
-                reply.unwrap_or_else(|_| Err(RpcError::Closed(self.is_closed().unwrap_or_else(|| "connection closed".into()))))
-            }
+            reply = rx => reply.unwrap_or_else(|_| Err(RpcError::Closed("connection closed".into()))),
             _ = timer => {
-                self.give_up(id, "timed out");
+                self.abandon(id, "timed out", RpcError::TimedOut);
                 Err(RpcError::TimedOut)
             }
             _ = cancel => {
-                self.give_up(id, "cancelled by the caller");
+                self.abandon(id, "cancelled by the caller", RpcError::Cancelled);
                 Err(RpcError::Cancelled)
             }
         }
     }
 
-    fn forget(&self, id: u64) {
-        let mut pending = lock(&self.pending);
-        pending.replies.remove(&id);
-        pending.progress.remove(&id);
+    /// Gives up on a submitted request: its waiter gets `error`, the server is told it may
+    /// stop working on it. A request already answered is left alone.
+    pub fn abandon(&self, id: u64, reason: &str, error: RpcError) {
+        let waiter = lock(&self.pending).take(id);
+        if let Some(waiter) = waiter {
+            waiter.answer(Err(error));
+            tell_cancelled(self.wire.as_ref(), &self.pending, id, reason);
+        }
     }
+}
 
-    /// Drops the request and tells the server, which may stop working on it.
-    fn give_up(&self, id: u64, reason: &str) {
-        self.forget(id);
-        if self.is_closed().is_none() {
-            let _ = self.notify(
-                "notifications/cancelled",
-                json!({ "requestId": id, "reason": reason }),
-            );
+impl Drop for Rpc {
+    fn drop(&mut self) {
+        // Lets the timer task see its connection is gone.
+        self.timer.notify_one();
+    }
+}
+
+fn tell_cancelled(wire: &dyn Wire, pending: &Mutex<Pending>, id: u64, reason: &str) {
+    if lock(pending).closed.is_none() {
+        let params = json!({ "requestId": id, "reason": reason });
+        let _ = wire.send(envelope(None, "notifications/cancelled", &params), None);
+    }
+}
+
+/// Expires requests whose deadline passed. One task per connection: it sleeps toward the
+/// earliest deadline, so a steady stream of calls with the same timeout never wakes it early.
+async fn expire_deadlines(pending: Weak<Mutex<Pending>>, timer: Arc<Notify>, wire: Weak<dyn Wire>) {
+    loop {
+        let Some(shared) = pending.upgrade() else {
+            return;
+        };
+        let now = Instant::now();
+        let (due, next) = {
+            let mut p = lock(&shared);
+            if p.closed.is_some() {
+                return;
+            }
+            let mut due = Vec::new();
+            while let Some(&(at, id)) = p.deadlines.first() {
+                if at > now {
+                    break;
+                }
+                if let Some(w) = p.take(id) {
+                    due.push((id, w));
+                } else {
+                    p.deadlines.pop_first();
+                }
+            }
+            let next = p.deadlines.first().map(|&(at, _)| at);
+            p.timer_target = next;
+            (due, next)
+        };
+        for (id, waiter) in due {
+            waiter.answer(Err(RpcError::TimedOut));
+            if let Some(wire) = wire.upgrade() {
+                tell_cancelled(wire.as_ref(), &shared, id, "timed out");
+            }
+        }
+        drop(shared);
+        match next {
+            Some(at) => {
+                tokio::select! {
+                    _ = tokio::time::sleep_until(at.into()) => {}
+                    _ = timer.notified() => {}
+                }
+            }
+            None => timer.notified().await,
         }
     }
 }
@@ -197,17 +344,21 @@ fn lock(m: &Mutex<Pending>) -> std::sync::MutexGuard<'_, Pending> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-fn fail_all(pending: &Mutex<Pending>, reason: &str) {
+fn fail_all(pending: &Mutex<Pending>, timer: &Notify, reason: &str) {
     let replies = {
         let mut p = lock(pending);
         if p.closed.is_none() {
             p.closed = Some(reason.to_owned());
         }
         p.progress.clear();
+        p.deadlines.clear();
         std::mem::take(&mut p.replies)
     };
-    for (_, tx) in replies {
-        let _ = tx.send(Err(RpcError::Closed(reason.to_owned())));
+    timer.notify_one();
+    for (_, entry) in replies {
+        entry
+            .waiter
+            .answer(Err(RpcError::Closed(reason.to_owned())));
     }
 }
 
@@ -215,7 +366,8 @@ fn fail_all(pending: &Mutex<Pending>, reason: &str) {
 pub struct Router {
     /// Set once the transport exists; a server request that comes earlier goes unanswered.
     wire: OnceLock<Arc<dyn Wire>>,
-    pending: Arc<Mutex<Pending>>,
+    pending: Shared,
+    timer: Arc<Notify>,
 }
 
 impl Sink for Router {
@@ -223,7 +375,7 @@ impl Sink for Router {
         match event {
             Event::Message(Value::Array(batch)) => batch.into_iter().for_each(|m| self.handle(m)),
             Event::Message(message) => self.handle(message),
-            Event::Closed(reason) => fail_all(&self.pending, &reason),
+            Event::Closed(reason) => fail_all(&self.pending, &self.timer, &reason),
         }
     }
 }
@@ -244,12 +396,8 @@ impl Router {
         let Some(id) = m.get("id").and_then(Value::as_u64) else {
             return;
         };
-        let tx = {
-            let mut pending = lock(&self.pending);
-            pending.progress.remove(&id);
-            pending.replies.remove(&id)
-        };
-        let Some(tx) = tx else {
+        let waiter = lock(&self.pending).take(id);
+        let Some(waiter) = waiter else {
             return;
         };
         let reply = match (m.remove("result"), m.remove("error")) {
@@ -267,7 +415,7 @@ impl Router {
                 message: "the response has neither result nor error".into(),
             }),
         };
-        let _ = tx.send(reply);
+        waiter.answer(reply);
     }
 
     fn notification(&self, method: &str, params: Option<Value>) {
@@ -278,8 +426,9 @@ impl Router {
         let Some(token) = params.get("progressToken").and_then(Value::as_u64) else {
             return;
         };
-        if let Some(listener) = lock(&self.pending).progress.get(&token) {
-            let _ = listener.send(params);
+        let listener = lock(&self.pending).progress.get(&token).cloned();
+        if let Some(listener) = listener {
+            listener(params);
         }
     }
 
@@ -293,5 +442,155 @@ impl Router {
         if let Some(wire) = self.wire.get() {
             let _ = wire.send(reply.to_string(), None);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::observe::{Drift, Inbound};
+
+    /// A wire that records what was sent and can answer through the router.
+    #[derive(Default)]
+    struct Recorder(Mutex<Vec<Value>>);
+
+    impl Wire for Recorder {
+        fn send(&self, message: String, _: Option<u64>) -> Result<(), String> {
+            self.0
+                .lock()
+                .unwrap()
+                .push(serde_json::from_str(&message).unwrap());
+            Ok(())
+        }
+        fn shutdown(&self) -> futures::future::BoxFuture<'static, ()> {
+            Box::pin(async {})
+        }
+    }
+
+    fn connection() -> (Arc<Rpc>, Arc<Recorder>, Inbound) {
+        let router = Rpc::router();
+        let wire = Arc::new(Recorder::default());
+        let rpc = Rpc::start(wire.clone(), &router);
+        let inbound = Inbound::with_sink(Arc::new(Drift::new(false)), router);
+        (rpc, wire, inbound)
+    }
+
+    fn waiter() -> (Waiter, oneshot::Receiver<Reply>) {
+        let (tx, rx) = oneshot::channel();
+        (Waiter::new(move |r| drop(tx.send(r))), rx)
+    }
+
+    #[tokio::test]
+    async fn a_submitted_request_gets_its_reply_and_progress() {
+        let (rpc, wire, inbound) = connection();
+        let (w, rx) = waiter();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let s = seen.clone();
+        let listener: Listener = Arc::new(move |p| s.lock().unwrap().push(p));
+        let id = rpc.reserve_id();
+        rpc.submit(
+            id,
+            "tools/call",
+            json!({}),
+            Some(Duration::from_secs(5)),
+            Some(listener),
+            w,
+        );
+        let sent = wire.0.lock().unwrap()[0].clone();
+        assert_eq!(sent["params"]["_meta"]["progressToken"], json!(id));
+        inbound.push(json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": id, "progress": 1}}));
+        inbound.push(json!({"jsonrpc": "2.0", "id": id, "result": {"ok": true}}));
+        assert_eq!(rx.await.unwrap(), Ok(json!({"ok": true})));
+        assert_eq!(seen.lock().unwrap().len(), 1);
+        // Nothing is left behind: no entry, no deadline, no listener.
+        let p = lock(&rpc.pending);
+        assert!(p.replies.is_empty() && p.deadlines.is_empty() && p.progress.is_empty());
+    }
+
+    #[tokio::test]
+    async fn the_timer_expires_a_request_and_tells_the_server() {
+        let (rpc, wire, _inbound) = connection();
+        let (w, rx) = waiter();
+        let id = rpc.reserve_id();
+        rpc.submit(
+            id,
+            "tools/call",
+            json!({}),
+            Some(Duration::from_millis(30)),
+            None,
+            w,
+        );
+        // A later request with a longer deadline does not hold the earlier one back.
+        let (w2, mut rx2) = waiter();
+        rpc.submit(
+            rpc.reserve_id(),
+            "tools/call",
+            json!({}),
+            Some(Duration::from_secs(30)),
+            None,
+            w2,
+        );
+        let started = Instant::now();
+        assert_eq!(rx.await.unwrap(), Err(RpcError::TimedOut));
+        assert!(started.elapsed() < Duration::from_secs(2));
+        let sent = wire.0.lock().unwrap().clone();
+        assert_eq!(sent[2]["method"], "notifications/cancelled");
+        assert_eq!(sent[2]["params"]["requestId"], json!(id));
+        assert!(rx2.try_recv().is_err());
+    }
+
+    #[tokio::test]
+    async fn an_earlier_deadline_wakes_a_timer_sleeping_toward_a_later_one() {
+        let (rpc, _wire, _inbound) = connection();
+        let (w1, _rx1) = waiter();
+        rpc.submit(
+            rpc.reserve_id(),
+            "a",
+            json!({}),
+            Some(Duration::from_secs(60)),
+            None,
+            w1,
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let (w2, rx2) = waiter();
+        rpc.submit(
+            rpc.reserve_id(),
+            "b",
+            json!({}),
+            Some(Duration::from_millis(20)),
+            None,
+            w2,
+        );
+        let r = tokio::time::timeout(Duration::from_secs(2), rx2).await;
+        assert_eq!(r.unwrap().unwrap(), Err(RpcError::TimedOut));
+    }
+
+    #[tokio::test]
+    async fn abandon_answers_once_and_close_fails_the_rest() {
+        let (rpc, _wire, inbound) = connection();
+        let (w1, rx1) = waiter();
+        let id1 = rpc.reserve_id();
+        rpc.submit(id1, "a", json!({}), None, None, w1);
+        let (w2, rx2) = waiter();
+        rpc.submit(rpc.reserve_id(), "b", json!({}), None, None, w2);
+        rpc.abandon(id1, "cancelled by the caller", RpcError::Cancelled);
+        // A reply after giving up is ignored.
+        inbound.push(json!({"jsonrpc": "2.0", "id": id1, "result": {}}));
+        assert_eq!(rx1.await.unwrap(), Err(RpcError::Cancelled));
+        rpc.close("gone");
+        assert_eq!(rx2.await.unwrap(), Err(RpcError::Closed("gone".into())));
+        let (w3, rx3) = waiter();
+        rpc.submit(rpc.reserve_id(), "c", json!({}), None, None, w3);
+        assert_eq!(rx3.await.unwrap(), Err(RpcError::Closed("gone".into())));
+    }
+
+    #[test]
+    fn a_waiter_dropped_unanswered_answers_closed() {
+        let (w, mut rx) = waiter();
+        drop(w);
+        assert_eq!(
+            rx.try_recv().unwrap(),
+            Err(RpcError::Closed("connection closed".into()))
+        );
     }
 }

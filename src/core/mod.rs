@@ -2,6 +2,7 @@
 
 pub mod admit;
 pub mod canonical;
+pub mod completions;
 pub mod config;
 pub mod error;
 pub mod hash;

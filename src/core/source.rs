@@ -9,7 +9,7 @@ use super::result::{map_result, CallFailure};
 use super::sweep::{sweep, PageError, SweepBounds, SweepError};
 use super::validate::describe;
 use crate::client::handshake;
-use crate::client::rpc::{Rpc, RpcError};
+use crate::client::rpc::{Listener, Rpc, RpcError, Waiter};
 use crate::transport::observe::{Drift, Inbound};
 use crate::transport::Wire;
 use futures::future::BoxFuture;
@@ -339,16 +339,18 @@ impl Source {
         })
     }
 
-    /// `execute`: validate, call with the original name, map the result (contract §5.1).
-    /// `input` is the JSON text of `input ?? {}`; the mapped result comes back as JSON text.
-    pub async fn call(
+    /// `execute`, started: validates the input, sends tools/call with the original name, and
+    /// hands `done` the call's id and the mapped result's JSON text (contract §5.1) on whichever thread the reply,
+    /// the timeout or the connection's end arrives. Input that fails validation is refused here,
+    /// before anything is sent. Returns the request id, which `cancel` takes.
+    pub fn start_call(
         &self,
-        snapshot: &Snapshot,
+        snapshot: &Arc<Snapshot>,
         index: usize,
         input: &str,
-        progress: Option<tokio::sync::mpsc::UnboundedSender<Value>>,
-        cancel: impl std::future::Future<Output = ()>,
-    ) -> Result<String, CallFailure> {
+        progress: Option<Listener>,
+        done: impl FnOnce(u64, Result<String, CallFailure>) + Send + 'static,
+    ) -> Result<u64, CallFailure> {
         let Some(spec) = snapshot.tools.get(index) else {
             return Err(CallFailure(format!(
                 "mcp: '{}' has no tool #{index}",
@@ -374,31 +376,44 @@ impl Source {
         let mut params = serde_json::Map::with_capacity(2);
         params.insert("name".into(), Value::String(spec.original.clone()));
         params.insert("arguments".into(), arguments);
-        let params = Value::Object(params);
-        let result = snapshot
+        let rpc = &snapshot.conn.rpc;
+        let id = rpc.reserve_id();
+        let held = snapshot.clone();
+        let waiter = Waiter::new(move |reply: Result<Value, RpcError>| {
+            let spec = &held.tools[index];
+            let mapped = reply
+                .map_err(|e| {
+                    CallFailure(match e {
+                        RpcError::TimedOut => format!(
+                            "mcp: tool '{}' timed out after {}ms (timeouts.callMs)",
+                            spec.name,
+                            format_f64(call_ms)
+                        ),
+                        RpcError::Cancelled => format!("mcp: tool '{}' was aborted", spec.name),
+                        other => format!("mcp: tool '{}' failed: {}", spec.name, other.describe()),
+                    })
+                })
+                .and_then(|result| map_result(&spec.name, spec.output.as_ref(), result))
+                .map(|value| value.to_string());
+            done(id, mapped);
+        });
+        rpc.submit(
+            id,
+            "tools/call",
+            Value::Object(params),
+            Some(duration(call_ms)),
+            progress,
+            waiter,
+        );
+        Ok(id)
+    }
+
+    /// Gives up on a call started by `start_call`; its `done` gets "was aborted".
+    pub fn cancel_call(&self, snapshot: &Snapshot, id: u64) {
+        snapshot
             .conn
             .rpc
-            .request(
-                "tools/call",
-                params,
-                Some(duration(call_ms)),
-                progress,
-                cancel,
-            )
-            .await
-            .map_err(|e| {
-                CallFailure(match e {
-                    RpcError::TimedOut => format!(
-                        "mcp: tool '{}' timed out after {}ms (timeouts.callMs)",
-                        spec.name,
-                        format_f64(call_ms)
-                    ),
-                    RpcError::Cancelled => format!("mcp: tool '{}' was aborted", spec.name),
-                    other => format!("mcp: tool '{}' failed: {}", spec.name, other.describe()),
-                })
-            })?;
-        let mapped = map_result(&spec.name, spec.output.as_ref(), result)?;
-        Ok(mapped.to_string())
+            .abandon(id, "cancelled by the caller", RpcError::Cancelled);
     }
 
     /// `close()`: idempotent; fails in-flight work, releases the connection, resets the source.

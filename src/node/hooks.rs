@@ -6,21 +6,15 @@
 use crate::transport::http::HeaderSource;
 use crate::transport::inprocess::Bridge;
 use futures::future::BoxFuture;
-use napi::bindgen_prelude::{FnArgs, Promise, Unknown};
+use napi::bindgen_prelude::{Promise, Unknown};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::Status;
 use serde_json::Value;
 use std::sync::Arc;
 
 pub type Hook<T, R> = ThreadsafeFunction<T, R, T, Status, false, true>;
-pub type ProgressHook = ThreadsafeFunction<
-    FnArgs<(u32, String)>,
-    Unknown<'static>,
-    FnArgs<(u32, String)>,
-    Status,
-    false,
-    true,
->;
+/// Wakes the JS side to take a batch of finished calls.
+pub type WakeHook = Hook<(), Unknown<'static>>;
 
 /// `http.headers` as a function: the JS side wraps it so it always returns a Promise of the
 /// record's JSON text.

@@ -3,22 +3,23 @@
 
 use super::convert::to_raw;
 use super::errors::{from_napi, refusal};
-use super::hooks::{HeaderHook, Hook, JsBridge, ProgressHook};
+use super::hooks::{HeaderHook, Hook, JsBridge, WakeHook};
+use crate::client::rpc::Listener;
+use crate::core::completions::Completions;
 use crate::core::config::{Config, Headers, Transport};
+use crate::core::result::CallFailure;
 use crate::core::source::{Connector, Snapshot, Source, SourceError};
 use crate::transport::http::{self, HeaderSource, StaticHeaders};
-use crate::transport::inprocess::InProcessWire;
+use crate::transport::inprocess::{collect_sends, Bridge, InProcessWire};
 use crate::transport::observe::Inbound;
 use crate::transport::stdio::{self, StdioSpec};
 use crate::transport::Wire;
 use futures::future::BoxFuture;
-use napi::bindgen_prelude::{Env, FnArgs, JsValue, Promise, PromiseRaw, Unknown};
+use napi::bindgen_prelude::{Either, Env, FunctionRef, JsValue, Promise, PromiseRaw, Unknown};
 use napi::sys;
 use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use napi_derive::napi;
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use tokio::sync::oneshot;
 
 /// The in-process attachment: `attach()` connects the host's server to a fresh JS transport.
 struct InProcessHooks {
@@ -99,12 +100,18 @@ impl Connector for NodeConnector {
     }
 }
 
+/// What every call of a source shares: where finished calls and progress reports go, and the in-process server's `onmessage` for sends made on the JS thread.
+struct Calls {
+    completions: Arc<Completions>,
+    direct: Option<(Arc<dyn Bridge>, FunctionRef<String, Unknown<'static>>)>,
+}
+
 #[napi]
 pub struct NativeSource {
     source: Arc<Source>,
     inbound: Option<Arc<Mutex<Option<Inbound>>>>,
-    progress: Option<Arc<ProgressHook>>,
-    calls: Arc<Mutex<HashMap<u32, oneshot::Sender<()>>>>,
+    calls: Arc<Calls>,
+    wake: Arc<Mutex<WakeHook>>,
 }
 
 #[napi]
@@ -112,6 +119,9 @@ impl NativeSource {
     /// Validates the config (contract §2) before any I/O; a refusal is a `ConfigError`.
     /// The hooks are the JS side's: the header hook, the in-process bridge, progress reports.
     #[napi(constructor, catch_unwind)]
+    // Each hook is a separate JS function napi turns into its own thread-safe function; an
+    // options object would have to be unpacked by hand into the same list.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         env: Env,
         config: Unknown,
@@ -119,7 +129,8 @@ impl NativeSource {
         attach: Option<Hook<(), Promise<String>>>,
         to_server: Option<Hook<String, Unknown<'static>>>,
         detach: Option<Hook<(), Promise<String>>>,
-        progress: Option<ProgressHook>,
+        wake: WakeHook,
+        to_server_now: Option<FunctionRef<String, Unknown<'static>>>,
     ) -> napi::Result<Self, String> {
         let raw = to_raw(env.raw(), config.raw()).map_err(from_napi)?;
         ensure_cleanup_hook(env.raw());
@@ -151,17 +162,53 @@ impl NativeSource {
             _ => None,
         };
         let inbound = inprocess.as_ref().map(|h| h.inbound.clone());
+        let direct = match (&inprocess, to_server_now) {
+            (Some(hooks), Some(f)) => Some((hooks.bridge.clone() as Arc<dyn Bridge>, f)),
+            _ => None,
+        };
         let connector = Arc::new(NodeConnector {
             config: config.clone(),
             headers,
             inprocess,
         });
+        let wake = Arc::new(Mutex::new(wake));
+        let waker = wake.clone();
+        let completions = Arc::new(Completions::new(move || {
+            if let Ok(hook) = waker.lock() {
+                hook.call((), ThreadsafeFunctionCallMode::NonBlocking);
+            }
+        }));
         Ok(Self {
             source: Source::new(config, connector),
             inbound,
-            progress: progress.map(Arc::new),
-            calls: Default::default(),
+            calls: Arc::new(Calls {
+                completions,
+                direct,
+            }),
+            wake,
         })
+    }
+
+    /// Keeps Node's event loop alive while calls are in flight (`true`) and lets it go when
+    /// none are (`false`): a script awaiting a call must not exit before the reply.
+    #[napi(catch_unwind)]
+    #[allow(deprecated)] // `refer`/`unref` are exactly napi_ref/unref_threadsafe_function.
+    pub fn hold(&self, env: Env, held: bool) -> napi::Result<()> {
+        let mut hook = self
+            .wake
+            .lock()
+            .map_err(|_| napi::Error::from_reason("poisoned"))?;
+        if held {
+            hook.refer(&env)
+        } else {
+            hook.unref(&env)
+        }
+    }
+
+    /// The calls finished since the last take, as JSON text `[[id, ok, value], ...]`.
+    #[napi(catch_unwind, ts_return_type = "string | null")]
+    pub fn take_completions<'env>(&self, env: &'env Env) -> napi::Result<Unknown<'env>> {
+        batch_to_js(env, &self.calls.completions)
     }
 
     #[napi(getter)]
@@ -183,7 +230,6 @@ impl NativeSource {
         let source = self.source.clone();
         let sweeping = self.source.clone();
         let calls = self.calls.clone();
-        let progress = self.progress.clone();
         env.spawn_future_with_callback(
             async move { Ok(sweeping.tools().await) },
             move |env, outcome| match outcome {
@@ -191,7 +237,6 @@ impl NativeSource {
                     source,
                     snapshot,
                     calls,
-                    progress,
                 }),
                 Err(e) => Err(to_js_error(env, e)),
             },
@@ -209,17 +254,16 @@ impl NativeSource {
     }
 
     /// The in-process server's `send`: runs on the JS thread, so a listChanged is seen before
-    /// `send` returns (design hazard 1).
-    #[napi(catch_unwind)]
-    pub fn deliver(&self, text: String) -> bool {
-        let Some(slot) = &self.inbound else {
-            return false;
+    /// `send` returns (design hazard 1). A reply that finishes a call is routed right here;
+    /// what finished comes back as `takeCompletions()` would give it.
+    #[napi(catch_unwind, ts_return_type = "string | null")]
+    pub fn deliver<'env>(&self, env: &'env Env, text: String) -> napi::Result<Unknown<'env>> {
+        let inbound = self.inbound.as_ref().and_then(|slot| slot.lock().ok());
+        let Some(inbound) = inbound.as_ref().and_then(|slot| slot.as_ref()) else {
+            return js_null(env);
         };
-        let Ok(slot) = slot.lock() else { return false };
-        match slot.as_ref() {
-            Some(inbound) => inbound.push_text(text.as_bytes()),
-            None => false,
-        }
+        Completions::taken_by_caller(|| inbound.push_text(text.as_bytes()));
+        batch_to_js(env, &self.calls.completions)
     }
 
     /// The in-process server side closed: pending requests fail now.
@@ -233,14 +277,24 @@ impl NativeSource {
             }
         }
     }
+}
 
-    /// Gives up on a call (its `ctx.signal` aborted).
-    #[napi(catch_unwind)]
-    pub fn cancel(&self, call_id: u32) {
-        if let Some(tx) = self.calls.lock().ok().and_then(|mut c| c.remove(&call_id)) {
-            let _ = tx.send(());
-        }
+/// The finished calls as a JS string (null when there are none), copied straight from the
+/// batch's buffer.
+fn batch_to_js<'env>(env: &'env Env, completions: &Completions) -> napi::Result<Unknown<'env>> {
+    let raw = env.raw();
+    let value = completions
+        .take_with(|text| super::js::create_text(raw, text))
+        .transpose()?;
+    match value {
+        Some(v) => Ok(unsafe { Unknown::from_raw_unchecked(raw, v) }),
+        None => js_null(env),
     }
+}
+
+fn js_null(env: &Env) -> napi::Result<Unknown<'_>> {
+    let null = super::js::null(env.raw())?;
+    Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), null) })
 }
 
 /// Builds the JS error for a failure: a refusal carries `code: 'RULVAR_CONFIG'` for the JS
@@ -283,8 +337,7 @@ fn js_error(env: &Env, message: &str, code: Option<&str>) -> napi::Error {
 pub struct NativeSnapshot {
     source: Arc<Source>,
     snapshot: Arc<Snapshot>,
-    calls: Arc<Mutex<HashMap<u32, oneshot::Sender<()>>>>,
-    progress: Option<Arc<ProgressHook>>,
+    calls: Arc<Calls>,
 }
 
 #[napi]
@@ -300,68 +353,61 @@ impl NativeSnapshot {
         super::tooldefs::tools_json(&self.snapshot.tools)
     }
 
-    /// Executes tool `index` with `input` (JSON text of `input ?? {}`); resolves with the JSON
-    /// text of the mapped result. `call_id` names the call for `cancel` and progress reports;
-    /// 0 means neither can happen, and the call is not registered at all.
-    #[napi(ts_return_type = "Promise<string>")]
-    pub fn call<'env>(
+    /// Starts tool `index` with `input` (JSON text of `input ?? {}`). Returns the call's id,
+    /// under which its outcome arrives in `takeCompletions()`, or the message of a refusal
+    /// made before anything was sent (input that is not valid). No Promise, no task: the
+    /// request is on its way when this returns.
+    #[napi(catch_unwind, ts_return_type = "number | string")]
+    pub fn call(
         &self,
-        env: &'env Env,
+        env: Env,
         index: u32,
         input: String,
-        call_id: u32,
         wants_progress: bool,
-    ) -> napi::Result<PromiseRaw<'env, String>> {
-        let source = self.source.clone();
-        let snapshot = self.snapshot.clone();
-        let cancel_rx = (call_id != 0).then(|| {
-            let (tx, rx) = oneshot::channel::<()>();
-            if let Ok(mut calls) = self.calls.lock() {
-                calls.insert(call_id, tx);
-            }
-            rx
-        });
-        let calls = self.calls.clone();
-        let progress = self.progress.clone().filter(|_| wants_progress);
-        env.spawn_future_with_callback(
-            async move {
-                let listener = progress.map(|hook| {
-                    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<serde_json::Value>();
-                    tokio::spawn(async move {
-                        while let Some(p) = rx.recv().await {
-                            hook.call(
-                                FnArgs::from((call_id, p.to_string())),
-                                ThreadsafeFunctionCallMode::NonBlocking,
-                            );
-                        }
-                    });
-                    tx
-                });
-                // Only an explicit cancel() gives up; a sender dropped unused never does.
-                let cancelled = async move {
-                    let cancelled = match cancel_rx {
-                        Some(rx) => rx.await.is_ok(),
-                        None => false,
-                    };
-                    if !cancelled {
-                        std::future::pending::<()>().await;
-                    }
-                };
-                let result = source
-                    .call(&snapshot, index as usize, &input, listener, cancelled)
-                    .await;
-                if call_id != 0 {
-                    if let Ok(mut calls) = calls.lock() {
-                        calls.remove(&call_id);
-                    }
+    ) -> napi::Result<Either<i64, String>> {
+        let calls = &self.calls;
+        let progress = wants_progress.then(|| {
+            let completions = calls.completions.clone();
+            Arc::new(move |p: serde_json::Value| {
+                let id = p.get("progressToken").and_then(serde_json::Value::as_u64);
+                if let Some(id) = id {
+                    completions.push_progress(id, &p.to_string());
                 }
-                Ok(result)
-            },
-            move |env, outcome| match outcome {
-                Ok(text) => Ok(text),
-                Err(failure) => Err(js_error(env, &failure.0, None)),
-            },
-        )
+            }) as Listener
+        });
+        let completions = calls.completions.clone();
+        let start = || {
+            self.source.start_call(
+                &self.snapshot,
+                index as usize,
+                &input,
+                progress,
+                move |id, outcome| completions.push(id, outcome),
+            )
+        };
+        let started = match &calls.direct {
+            None => start(),
+            Some((bridge, to_server)) => {
+                let (started, frames) = collect_sends(bridge, start);
+                let to_server = to_server.borrow_back(&env)?;
+                for frame in frames {
+                    to_server.call(frame)?;
+                }
+                started
+            }
+        };
+        Ok(match started {
+            Ok(id) => Either::A(id as i64),
+            Err(CallFailure(message)) => Either::B(message),
+        })
+    }
+
+    /// Gives up on a call (its `ctx.signal` aborted); its outcome is "was aborted".
+    #[napi(catch_unwind)]
+    pub fn cancel(&self, id: i64) {
+        if let Ok(id) = u64::try_from(id) {
+            self.source.cancel_call(&self.snapshot, id);
+        }
     }
 }
 

@@ -51,6 +51,7 @@ struct Shared {
     inbound: Inbound,
     session: Mutex<Session>,
     tasks: Mutex<JoinSet<()>>,
+    runtime: tokio::runtime::Handle,
 }
 
 pub struct HttpWire {
@@ -72,6 +73,9 @@ pub fn open(
     inbound: Inbound,
 ) -> Result<Arc<HttpWire>, String> {
     ensure_crypto_provider();
+    // Requests are sent from the JS thread too, which is outside the runtime.
+    let runtime = tokio::runtime::Handle::try_current()
+        .map_err(|_| "mcp: the HTTP transport needs the async runtime".to_owned())?;
     let origin = reqwest::Url::parse(url).map_err(|e| format!("mcp: invalid url '{url}': {e}"))?;
     let policy = reqwest::redirect::Policy::custom(move |attempt| {
         let target = attempt.url().origin();
@@ -98,6 +102,7 @@ pub fn open(
             inbound,
             session: Mutex::new(Session::default()),
             tasks: Mutex::new(JoinSet::new()),
+            runtime,
         }),
     }))
 }
@@ -117,7 +122,7 @@ impl Shared {
         let mut tasks = lock(&self.tasks);
         // Reap finished tasks so a long-lived connection does not accumulate handles.
         while tasks.try_join_next().is_some() {}
-        tasks.spawn(fut);
+        tasks.spawn_on(fut, &self.runtime);
     }
 
     /// The headers of one request: the host's first, then the protocol's (which win).

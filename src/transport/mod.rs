@@ -4,6 +4,7 @@
 pub mod http;
 pub mod inprocess;
 pub mod observe;
+pub mod pipe_writer;
 pub mod stdio;
 
 use futures::future::BoxFuture;

@@ -4,6 +4,7 @@
 //! process group so close() can end grandchildren too; every line is bounded.
 
 use super::observe::Inbound;
+use super::pipe_writer::PipeWriter;
 use super::{Wire, MAX_FRAME_BYTES};
 use crate::core::config::{StderrMode, ENV_ALLOW_LIST};
 use futures::future::BoxFuture;
@@ -11,7 +12,7 @@ use std::collections::HashSet;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 use tokio::process::{Child, ChildStdout, Command};
 use tokio::sync::mpsc;
 
@@ -45,14 +46,9 @@ pub fn kill_all_children() {
     }
 }
 
-enum Outgoing {
-    Line(String),
-    /// Close the child's stdin: the first step of a graceful close.
-    End,
-}
-
 pub struct StdioWire {
-    out: mpsc::UnboundedSender<Outgoing>,
+    /// None when the child's stdin could not be piped.
+    out: Option<Arc<PipeWriter>>,
     child: Arc<tokio::sync::Mutex<Option<Child>>>,
     pgid: Option<i32>,
     stderr_tail: Arc<Mutex<Vec<u8>>>,
@@ -112,10 +108,7 @@ pub fn spawn(spec: &StdioSpec, inbound: Inbound) -> Result<Arc<StdioWire>, Strin
         });
     }
 
-    let (out_tx, out_rx) = mpsc::unbounded_channel::<Outgoing>();
-    if let Some(stdin) = stdin {
-        tokio::spawn(write_frames(stdin, out_rx));
-    }
+    let out = stdin.map(PipeWriter::start);
 
     let child = Arc::new(tokio::sync::Mutex::new(Some(child)));
     let (closing_tx, closing_rx) = mpsc::unbounded_channel::<()>();
@@ -129,41 +122,12 @@ pub fn spawn(spec: &StdioSpec, inbound: Inbound) -> Result<Arc<StdioWire>, Strin
         ));
     }
     Ok(Arc::new(StdioWire {
-        out: out_tx,
+        out,
         child,
         pgid,
         stderr_tail,
         closing: closing_tx,
     }))
-}
-
-async fn write_frames(
-    stdin: tokio::process::ChildStdin,
-    mut queue: mpsc::UnboundedReceiver<Outgoing>,
-) {
-    let mut stdin = tokio::io::BufWriter::with_capacity(64 * 1024, stdin);
-    while let Some(first) = queue.recv().await {
-        let mut next = Some(first);
-        // Write everything already queued before one flush: one syscall for a burst.
-        while let Some(item) = next {
-            match item {
-                Outgoing::Line(mut line) => {
-                    line.push('\n');
-                    if stdin.write_all(line.as_bytes()).await.is_err() {
-                        return;
-                    }
-                }
-                Outgoing::End => {
-                    let _ = stdin.flush().await;
-                    return;
-                }
-            }
-            next = queue.try_recv().ok();
-        }
-        if stdin.flush().await.is_err() {
-            return;
-        }
-    }
 }
 
 async fn read_frames(
@@ -284,7 +248,9 @@ impl StdioWire {
             }
         };
         if graceful {
-            let _ = self.out.send(Outgoing::End);
+            if let Some(out) = &self.out {
+                out.end();
+            }
             let exited = tokio::time::timeout(GRACE, child.wait()).await.is_ok();
             if !exited {
                 signal_group(libc::SIGTERM);
@@ -308,9 +274,10 @@ impl StdioWire {
 
 impl Wire for StdioWire {
     fn send(&self, message: String, _request_id: Option<u64>) -> Result<(), String> {
-        self.out
-            .send(Outgoing::Line(message))
-            .map_err(|_| "mcp: the server's stdin is closed".to_owned())
+        match &self.out {
+            Some(out) => out.send(message),
+            None => Err("mcp: the server's stdin is closed".to_owned()),
+        }
     }
 
     fn shutdown(&self) -> BoxFuture<'static, ()> {

@@ -1,0 +1,153 @@
+//! Lines to a child's stdin, written by whichever thread sends them.
+//!
+//! Handing each line to a writer task costs a thread wake-up per message, more than the write
+//! itself. A sender writes straight to the (non-blocking) pipe when nothing is queued ahead of
+//! it; only what the pipe cannot take at once is queued for the writer task, which alone
+//! writes until the queue is empty again, so lines never interleave or reorder.
+
+use std::os::fd::{AsRawFd, RawFd};
+use std::sync::{Arc, Mutex, Weak};
+use tokio::io::AsyncWriteExt;
+use tokio::process::ChildStdin;
+use tokio::sync::Notify;
+
+#[derive(Default)]
+struct State {
+    /// The pipe, until the writer task closes it; nobody writes to it after that.
+    fd: Option<RawFd>,
+    /// Bytes waiting for the writer task, in order.
+    queued: Vec<u8>,
+    /// The writer task holds bytes it has not finished writing: senders must queue.
+    writing: bool,
+    /// close() asked for end of input: the writer task closes the pipe once drained.
+    ending: bool,
+    /// A write failed (the child is gone): later lines are dropped, and the reader of the
+    /// child's stdout reports how it ended.
+    broken: bool,
+}
+
+pub struct PipeWriter {
+    state: Mutex<State>,
+    wake: Arc<Notify>,
+}
+
+impl Drop for PipeWriter {
+    fn drop(&mut self) {
+        // The writer task sees its owner is gone and closes the pipe.
+        self.wake.notify_one();
+    }
+}
+
+impl PipeWriter {
+    /// Must run inside the tokio runtime: it starts the writer task.
+    pub fn start(stdin: ChildStdin) -> Arc<Self> {
+        let fd = stdin.as_raw_fd();
+        // A sender on the JS thread must never block on a full pipe; tokio's pipes are
+        // non-blocking already, this only makes it certain.
+        unsafe {
+            let flags = libc::fcntl(fd, libc::F_GETFL);
+            if flags >= 0 && flags & libc::O_NONBLOCK == 0 {
+                libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
+            }
+        }
+        let wake = Arc::new(Notify::new());
+        let writer = Arc::new(Self {
+            state: Mutex::new(State {
+                fd: Some(fd),
+                ..State::default()
+            }),
+            wake: wake.clone(),
+        });
+        tokio::spawn(drain(stdin, Arc::downgrade(&writer), wake));
+        writer
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Sends one line (the newline is added here).
+    pub fn send(&self, line: String) -> Result<(), String> {
+        let mut bytes = line.into_bytes();
+        bytes.push(b'\n');
+        let mut state = self.lock();
+        let Some(fd) = state.fd.filter(|_| !state.ending) else {
+            return Err("mcp: the server's stdin is closed".to_owned());
+        };
+        if state.broken {
+            return Ok(());
+        }
+        let mut rest: &[u8] = &bytes;
+        if state.queued.is_empty() && !state.writing {
+            loop {
+                let n = unsafe { libc::write(fd, rest.as_ptr().cast(), rest.len()) };
+                if n >= 0 {
+                    rest = &rest[n as usize..];
+                    if rest.is_empty() {
+                        return Ok(());
+                    }
+                    continue;
+                }
+                match std::io::Error::last_os_error().raw_os_error() {
+                    Some(libc::EINTR) => continue,
+                    Some(libc::EAGAIN) => break,
+                    _ => {
+                        state.broken = true;
+                        return Ok(());
+                    }
+                }
+            }
+        }
+        state.queued.extend_from_slice(rest);
+        drop(state);
+        self.wake.notify_one();
+        Ok(())
+    }
+
+    /// Ends the child's input once everything sent before is written.
+    pub fn end(&self) {
+        self.lock().ending = true;
+        self.wake.notify_one();
+    }
+}
+
+async fn drain(mut stdin: ChildStdin, owner: Weak<PipeWriter>, wake: Arc<Notify>) {
+    let mut buf = Vec::new();
+    loop {
+        wake.notified().await;
+        let Some(writer) = owner.upgrade() else {
+            return;
+        };
+        loop {
+            let idle = {
+                let mut state = writer.lock();
+                if state.queued.is_empty() || state.broken {
+                    state.queued.clear();
+                    state.writing = false;
+                    if state.ending {
+                        // Given up under the lock: no sender can be using the fd number
+                        // once it is closed below.
+                        state.fd = None;
+                    }
+                    Some(state.ending)
+                } else {
+                    state.writing = true;
+                    std::mem::swap(&mut buf, &mut state.queued);
+                    None
+                }
+            };
+            match idle {
+                Some(true) => {
+                    let _ = stdin.shutdown().await;
+                    return;
+                }
+                Some(false) => break,
+                None => {}
+            }
+            if stdin.write_all(&buf).await.is_err() {
+                writer.lock().broken = true;
+            }
+            buf.clear();
+        }
+    }
+}
