@@ -86,6 +86,14 @@ proptest! {
     }
 
     #[test]
+    fn the_fast_canonical_check_never_admits_what_canonicalize_refuses(v in schema_like()) {
+        let len = serde_json::to_string(&v).unwrap().len();
+        if canonical::certainly_canonical(&v, len) {
+            prop_assert!(canonical::canonicalize(&v).is_ok());
+        }
+    }
+
+    #[test]
     fn canonicalization_never_panics(v in schema_like()) {
         if let Ok(canonical) = canonical::canonicalize(&v) {
             // The canonical form is itself canonical.

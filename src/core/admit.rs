@@ -1,6 +1,6 @@
 //! Admission (contract §5): filter, schema bytes, final names, canonicalization, validators.
 
-use super::canonical::canonicalize;
+use super::canonical::{canonicalize, certainly_canonical};
 use super::config::Config;
 use super::error::{ConfigError, Result};
 use super::jcs;
@@ -15,8 +15,9 @@ pub struct ToolSpec {
     pub original: String,
     pub description: String,
     /// The bare `inputSchema` as the server sent it, wire key order kept.
-    pub parameters: Value,
-    pub output_schema: Option<Value>,
+    /// The input schema as JSON text in wire order: the JS side parses it into
+    /// the ToolDef's `parameters`. Kept as text, a fraction of a parsed `Value`'s size.
+    pub parameters: String,
     pub needs_approval: bool,
     pub risk: Option<String>,
     pub input: Compiled,
@@ -47,9 +48,11 @@ pub fn admit(config: &Config, wire: Vec<Value>) -> Result<Vec<ToolSpec>> {
             None | Some(Value::Null) => None,
             Some(schema) => Some(schema),
         };
+        // One serialization per schema serves the byte cap and the validator cache.
+        let parameters_text = wire_text(&parameters);
+        let output_text = output_schema.as_ref().map(wire_text);
         if let Some(cap) = config.max_schema_bytes {
-            let bytes =
-                json_text_len(&parameters) + output_schema.as_ref().map_or(0, json_text_len);
+            let bytes = parameters_text.len() + output_text.as_ref().map_or(0, String::len);
             if bytes as u64 > cap {
                 return Err(ConfigError::new(format!(
                     "mcp: tool '{}' declares {bytes} bytes of schema, over the declared maxSchemaBytes {cap}; deny the tool or raise the cap",
@@ -67,15 +70,19 @@ pub fn admit(config: &Config, wire: Vec<Value>) -> Result<Vec<ToolSpec>> {
                 clip(&name)
             )));
         }
-        canonicalize(&parameters).map_err(|e| {
-            ConfigError::new(format!(
-                "mcp: tool '{}' has an input schema that cannot be canonicalized: {}",
-                clip(&original),
-                e.message
-            ))
-        })?;
-        let compile = |schema: &Value, which: &str| {
-            Compiled::new(schema).map_err(|e| {
+        // Admission only needs to know the schema canonicalizes; building the canonical
+        // form is the slow way to find out and is left for schemas that need it.
+        if !certainly_canonical(&parameters, parameters_text.len()) {
+            canonicalize(&parameters).map_err(|e| {
+                ConfigError::new(format!(
+                    "mcp: tool '{}' has an input schema that cannot be canonicalized: {}",
+                    clip(&original),
+                    e.message
+                ))
+            })?;
+        }
+        let compile = |schema: &Value, text: &str, which: &str| {
+            Compiled::with_text(schema, text).map_err(|e| {
                 ConfigError::new(format!(
                     "mcp: tool '{}' has an invalid {which} schema: {}",
                     clip(&original),
@@ -83,10 +90,10 @@ pub fn admit(config: &Config, wire: Vec<Value>) -> Result<Vec<ToolSpec>> {
                 ))
             })
         };
-        let input = compile(&parameters, "input")?;
-        let output = match &output_schema {
-            Some(schema) => Some(compile(schema, "output")?),
-            None => None,
+        let input = compile(&parameters, &parameters_text, "input")?;
+        let output = match (&output_schema, &output_text) {
+            (Some(schema), Some(text)) => Some(compile(schema, text, "output")?),
+            _ => None,
         };
         let description = match map.get("description") {
             Some(Value::String(d)) => d.clone(),
@@ -98,8 +105,9 @@ pub fn admit(config: &Config, wire: Vec<Value>) -> Result<Vec<ToolSpec>> {
             name,
             original,
             description,
-            parameters,
-            output_schema,
+            // serde_json's text, not `parameters_text`: it keeps what JSON.parse must see
+            // exactly (a -0 stays -0).
+            parameters: serde_json::to_string(&parameters).unwrap_or_else(|_| "{}".into()),
             input,
             output,
         });
@@ -115,10 +123,11 @@ pub fn valid_name(name: &str) -> bool {
 }
 
 /// UTF-8 length of `JSON.stringify(value)`: wire key order, ECMAScript numbers, no whitespace.
-pub fn json_text_len(value: &Value) -> usize {
+/// A schema's JSON text as the server sent it: wire key order, numbers as JS prints them.
+pub fn wire_text(value: &Value) -> String {
     let mut out = String::new();
     jcs::write_json(&mut out, value, jcs::KeyOrder::Wire);
-    out.len()
+    out
 }
 
 #[cfg(test)]
@@ -171,9 +180,8 @@ mod tests {
         let schema = json!({"type": "object", "properties": {"n": {"type": "number", "maximum": 1.0, "minimum": 1e21}}});
         // JSON.stringify writes 1.0 as 1 and 1e21 as 1e+21.
         assert_eq!(
-            json_text_len(&schema),
+            wire_text(&schema),
             r#"{"type":"object","properties":{"n":{"type":"number","maximum":1,"minimum":1e+21}}}"#
-                .len()
         );
         let c = config(vec![("maxSchemaBytes", Raw::Number(10.0))]);
         let e = admit(&c, vec![wire("fat", schema)]).unwrap_err();

@@ -60,6 +60,37 @@ pub fn canonicalize(schema: &Value) -> Result<Value> {
     walker.node(schema, 0)
 }
 
+/// Whether `canonicalize` certainly succeeds, known without building the canonical form:
+/// no reference keyword anywhere, nesting within `MAX_DEPTH`, and a text (`text_len` bytes)
+/// small enough that no estimate of its canonical size can pass `MAX_CANONICAL_BYTES`. Every
+/// refusal of `canonicalize` needs a reference, depth or size, so `true` is exact; `false`
+/// only means the full walk must decide.
+pub fn certainly_canonical(schema: &Value, text_len: usize) -> bool {
+    const SMALL: usize = MAX_CANONICAL_BYTES / 16;
+    if text_len > SMALL {
+        return false;
+    }
+    let mut stack = vec![(schema, 0usize)];
+    while let Some((value, depth)) = stack.pop() {
+        if depth > MAX_DEPTH {
+            return false;
+        }
+        match value {
+            Value::Object(map) => {
+                for (key, sub) in map {
+                    if matches!(key.as_str(), "$ref" | "$dynamicRef" | "$dynamicAnchor") {
+                        return false;
+                    }
+                    stack.push((sub, depth + 1));
+                }
+            }
+            Value::Array(items) => stack.extend(items.iter().map(|v| (v, depth + 1))),
+            _ => {}
+        }
+    }
+    true
+}
+
 struct Walker<'a> {
     root: &'a Value,
     /// Subschemas being expanded right now, outermost first: a `$ref` back into one of them
@@ -280,6 +311,20 @@ fn text_size(value: &Value) -> usize {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn the_fast_check_leaves_references_depth_and_size_to_the_full_walk() {
+        let plain = json!({"type": "object", "properties": {"a": {"type": "string"}}});
+        assert!(certainly_canonical(&plain, 60));
+        let with_ref = json!({"type": "object", "properties": {"a": {"$ref": "#"}}});
+        assert!(!certainly_canonical(&with_ref, 60));
+        assert!(!certainly_canonical(&plain, MAX_CANONICAL_BYTES));
+        let mut deep = json!({"type": "object"});
+        for _ in 0..=MAX_DEPTH {
+            deep = json!({ "not": deep });
+        }
+        assert!(!certainly_canonical(&deep, 5000));
+    }
 
     #[test]
     fn drops_annotations_and_inlines_refs() {

@@ -183,14 +183,22 @@ impl Source {
             }
         };
         let generation = self.drift.generation();
-        let wire = self.sweep(&conn).await?;
+        // Each page is admitted while the server works on the next one. Canonicalization and
+        // validator compiles are CPU work: they run off the async workers.
+        let mut admitting = Vec::new();
         let config = self.config.clone();
-        // Canonicalization and validator compiles are CPU work: keep them off async workers.
-        let tools = tokio::task::spawn_blocking(move || admit(&config, wire))
-            .await
-            .map_err(|_| {
+        self.sweep(&conn, |page| {
+            let config = config.clone();
+            admitting.push(tokio::task::spawn_blocking(move || admit(&config, page)));
+        })
+        .await?;
+        let mut tools = Vec::new();
+        for page in admitting {
+            // In page order, so the first refusal is the one a single pass would report.
+            tools.extend(page.await.map_err(|_| {
                 SourceError::Failed("mcp: admission of the tool list panicked".into())
-            })??;
+            })??);
+        }
         let snapshot = Arc::new(Snapshot {
             generation,
             tools,
@@ -307,7 +315,11 @@ impl Source {
         }
     }
 
-    async fn sweep(&self, conn: &Arc<Connection>) -> Result<Vec<Value>, SourceError> {
+    async fn sweep(
+        &self,
+        conn: &Arc<Connection>,
+        on_page: impl FnMut(Vec<Value>),
+    ) -> Result<(), SourceError> {
         let bounds = SweepBounds {
             max_tools: self.config.max_tools,
             max_pages: self.config.max_pages,
@@ -315,21 +327,26 @@ impl Source {
             discovery_ms: self.config.timeouts.discovery_ms,
         };
         let rpc = conn.rpc.clone();
-        let result = sweep(&self.id, bounds, |cursor, timeout| {
-            let rpc = rpc.clone();
-            async move {
-                let params = match cursor {
-                    Some(c) => json!({ "cursor": c }),
-                    None => json!({}),
-                };
-                rpc.request("tools/list", params, timeout, None, std::future::pending())
-                    .await
-                    .map_err(|e| match e {
-                        RpcError::TimedOut => PageError::TimedOut,
-                        other => PageError::Failed(other.describe()),
-                    })
-            }
-        })
+        let result = sweep(
+            &self.id,
+            bounds,
+            |cursor, timeout| {
+                let rpc = rpc.clone();
+                async move {
+                    let params = match cursor {
+                        Some(c) => json!({ "cursor": c }),
+                        None => json!({}),
+                    };
+                    rpc.request("tools/list", params, timeout, None, std::future::pending())
+                        .await
+                        .map_err(|e| match e {
+                            RpcError::TimedOut => PageError::TimedOut,
+                            other => PageError::Failed(other.describe()),
+                        })
+                }
+            },
+            on_page,
+        )
         .await;
         result.map_err(|e| match e {
             SweepError::Refused(r) => SourceError::Refused(r),
@@ -340,8 +357,8 @@ impl Source {
     }
 
     /// `execute`, started: validates the input, sends tools/call with the original name, and
-    /// hands `done` the call's id and the mapped result's JSON text (contract §5.1) on whichever thread the reply,
-    /// the timeout or the connection's end arrives. Input that fails validation is refused here,
+    /// hands `done` the call's id and the mapped result's JSON text (contract §5.1) on
+    /// whichever thread the reply, the timeout or the connection's end arrives. Input that fails validation is refused here,
     /// before anything is sent. Returns the request id, which `cancel` takes.
     pub fn start_call(
         &self,

@@ -36,12 +36,15 @@ fn refused(message: String) -> SweepError {
     SweepError::Refused(ConfigError::new(message))
 }
 
-/// The wire tools of every page, in order. `fetch(cursor, timeout)` makes one tools/list call.
+/// Pages through tools/list: `fetch(cursor, timeout)` makes one call, and `on_page` receives
+/// each page's wire tools in order as soon as the page passed its checks, so the caller can
+/// work on them while the next page is on its way. An error means no page counts.
 pub async fn sweep<F, Fut>(
     id: &str,
     bounds: SweepBounds,
     mut fetch: F,
-) -> Result<Vec<Value>, SweepError>
+    mut on_page: impl FnMut(Vec<Value>),
+) -> Result<(), SweepError>
 where
     F: FnMut(Option<String>, Option<Duration>) -> Fut,
     Fut: Future<Output = Result<Value, PageError>>,
@@ -53,7 +56,7 @@ where
     let list_timeout = bounds
         .list_ms
         .map(|ms| Duration::from_secs_f64(ms / 1000.0));
-    let mut tools: Vec<Value> = Vec::new();
+    let mut count: usize = 0;
     let mut visited: HashSet<String> = HashSet::new();
     let mut cursor: Option<String> = None;
     let mut page: u64 = 0;
@@ -101,17 +104,17 @@ where
             Err(PageError::Failed(message)) => return Err(SweepError::Failed(message)),
         };
         let (page_tools, next) = read_page(id, page, &result)?;
-        tools.extend(page_tools);
+        count += page_tools.len();
         if let Some(cap) = bounds.max_tools {
-            if tools.len() as u64 > cap {
+            if count as u64 > cap {
                 return Err(refused(format!(
-                    "mcp: tools/list of '{id}' returned at least {} wire tools, over the declared maxTools {cap}; raise the cap or trim the server",
-                    tools.len()
+                    "mcp: tools/list of '{id}' returned at least {count} wire tools, over the declared maxTools {cap}; raise the cap or trim the server"
                 )));
             }
         }
+        on_page(page_tools);
         let Some(next) = next else {
-            return Ok(tools);
+            return Ok(());
         };
         if queried_with.as_deref() == Some(next.as_str()) {
             return Err(refused(format!(
@@ -214,20 +217,26 @@ mod tests {
         pages: Vec<Value>,
     ) -> (Result<Vec<Value>, SweepError>, Vec<Option<String>>) {
         let calls = RefCell::new(Vec::new());
+        let mut tools = Vec::new();
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_time()
             .build()
             .unwrap();
-        let out = rt.block_on(sweep("mcp:test", bounds, |cursor, _| {
-            let i = calls.borrow().len();
-            calls.borrow_mut().push(cursor);
-            let page = pages
-                .get(i)
-                .cloned()
-                .unwrap_or_else(|| pages.last().cloned().unwrap());
-            async move { Ok(page) }
-        }));
-        (out, calls.into_inner())
+        let out = rt.block_on(sweep(
+            "mcp:test",
+            bounds,
+            |cursor, _| {
+                let i = calls.borrow().len();
+                calls.borrow_mut().push(cursor);
+                let page = pages
+                    .get(i)
+                    .cloned()
+                    .unwrap_or_else(|| pages.last().cloned().unwrap());
+                async move { Ok(page) }
+            },
+            |page| tools.extend(page),
+        ));
+        (out.map(|()| tools), calls.into_inner())
     }
 
     fn message(r: Result<Vec<Value>, SweepError>) -> String {

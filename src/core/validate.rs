@@ -1,9 +1,13 @@
 //! JSON Schema validation (draft 2020-12 unless the schema's `$schema` says otherwise).
 //!
-//! Tools compile their validators once at admission and reuse them on every call.
+//! Tools compile their validators once at admission and reuse them on every call; tools with
+//! the same schema share one.
 
 use super::error::{ConfigError, Result};
+use super::jcs::{write_json, KeyOrder};
 use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Issue {
@@ -13,7 +17,23 @@ pub struct Issue {
 }
 
 pub struct Compiled {
-    validator: jsonschema::Validator,
+    validator: Arc<jsonschema::Validator>,
+}
+
+/// Validators compiled in this process, by the exact JSON text of their schema. Hosts import
+/// the same server again and again (a source per session, several agents on one server):
+/// identical schemas share one compiled validator instead of compiling and holding it again.
+/// Entries are weak: a validator lives as long as a tool that uses it.
+#[derive(Default)]
+struct Interned {
+    by_text: HashMap<String, Weak<jsonschema::Validator>>,
+    /// Dead entries are swept when the map reaches this size.
+    sweep_at: usize,
+}
+
+fn interned() -> &'static Mutex<Interned> {
+    static INTERNED: OnceLock<Mutex<Interned>> = OnceLock::new();
+    INTERNED.get_or_init(Default::default)
 }
 
 impl std::fmt::Debug for Compiled {
@@ -24,8 +44,30 @@ impl std::fmt::Debug for Compiled {
 
 impl Compiled {
     pub fn new(schema: &Value) -> Result<Self> {
-        let validator = jsonschema::validator_for(schema)
-            .map_err(|e| ConfigError::new(format!("the schema is not a valid JSON Schema: {e}")))?;
+        let mut text = String::new();
+        write_json(&mut text, schema, KeyOrder::Wire);
+        Self::with_text(schema, &text)
+    }
+
+    /// `text` is the schema's JSON text in wire order (`write_json` with `KeyOrder::Wire`),
+    /// for a caller that has it already.
+    pub fn with_text(schema: &Value, text: &str) -> Result<Self> {
+        let lock = || interned().lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(validator) = lock().by_text.get(text).and_then(Weak::upgrade) {
+            return Ok(Self { validator });
+        }
+        // Compiled outside the lock: admissions of different sources run in parallel.
+        let validator = Arc::new(jsonschema::validator_for(schema).map_err(|e| {
+            ConfigError::new(format!("the schema is not a valid JSON Schema: {e}"))
+        })?);
+        let mut cache = lock();
+        if cache.by_text.len() >= cache.sweep_at {
+            cache.by_text.retain(|_, v| v.strong_count() > 0);
+            cache.sweep_at = (cache.by_text.len() * 2).max(1024);
+        }
+        cache
+            .by_text
+            .insert(text.to_owned(), Arc::downgrade(&validator));
         Ok(Self { validator })
     }
 
@@ -77,6 +119,26 @@ mod tests {
         assert_eq!(issues.len(), 2);
         assert!(describe(&issues).contains("at /n"));
         assert!(describe(&issues).contains("\"m\" is a required property"));
+    }
+
+    #[test]
+    fn identical_schemas_share_one_validator_while_it_is_in_use() {
+        let schema =
+            json!({"type": "object", "properties": {"shared_by_test": {"type": "string"}}});
+        let a = Compiled::new(&schema).unwrap();
+        let b = Compiled::new(&schema).unwrap();
+        assert!(Arc::ptr_eq(&a.validator, &b.validator));
+        let other = Compiled::new(
+            &json!({"type": "object", "properties": {"shared_by_test": {"type": "integer"}}}),
+        )
+        .unwrap();
+        assert!(!Arc::ptr_eq(&a.validator, &other.validator));
+        // The same validator judges the same way for every holder.
+        assert!(b.issues(&json!({"shared_by_test": "x"})).is_empty());
+        assert!(!other.issues(&json!({"shared_by_test": "x"})).is_empty());
+        drop((a, b));
+        let c = Compiled::new(&schema).unwrap();
+        assert_eq!(Arc::strong_count(&c.validator), 1);
     }
 
     #[test]

@@ -18,8 +18,7 @@ pub fn tools_json(tools: &[ToolSpec]) -> String {
         out.push_str(",\"description\":");
         write_string(&mut out, &tool.description);
         out.push_str(",\"parameters\":");
-        // serde_json keeps the wire key order (preserve_order) and exact numbers.
-        out.push_str(&serde_json::to_string(&tool.parameters).unwrap_or_else(|_| "{}".into()));
+        out.push_str(&tool.parameters);
         out.push_str(",\"needsApproval\":");
         out.push_str(if tool.needs_approval { "true" } else { "false" });
         if let Some(risk) = &tool.risk {

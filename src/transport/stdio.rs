@@ -170,7 +170,9 @@ async fn read_frames(
             if complete {
                 inbound.push_text(trim_line(&frame));
                 frame.clear();
-                if frame.capacity() > 1024 * 1024 {
+                // A long-lived connection should not keep its largest message's buffer:
+                // with many sources open that adds up.
+                if frame.capacity() > 64 * 1024 {
                     frame = Vec::new();
                 }
             }
