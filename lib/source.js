@@ -53,9 +53,15 @@ function createSource(native, HostConfigError, config) {
     }
     if (waiting.size === 0) hold(false);
   };
-  const wake = () => settle(nativeSource.takeCompletions());
+  // A busy source's batch comes in segments: take until there is none.
+  const settleAll = (first) => {
+    if (first == null) return;
+    settle(first);
+    for (let next = nativeSource.takeCompletions(); next !== null; next = nativeSource.takeCompletions()) settle(next);
+  };
+  const wake = () => settleAll(nativeSource.takeCompletions());
   const bridge = isObject && config.transport === 'inprocess' && config.server != null
-    ? makeInprocessBridge(config.server, () => nativeSource, settle)
+    ? makeInprocessBridge(config.server, () => nativeSource, settleAll)
     : null;
 
   try {

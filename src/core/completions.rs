@@ -10,6 +10,7 @@
 use super::jcs::write_string;
 use super::result::CallFailure;
 use std::cell::Cell;
+use std::collections::VecDeque;
 use std::sync::Mutex;
 
 /// The kinds of entry, as the JS side reads them.
@@ -19,9 +20,15 @@ const FAILURE: char = '2';
 
 /// A buffer grown past this by a burst of large results is let go rather than kept.
 const MAX_KEPT_CAPACITY: usize = 4 * 1024 * 1024;
+/// A segment is closed once it passes this size, so the JS strings stay below V8's
+/// large-object threshold (about 128 KiB), which costs fresh pages per string.
+const SEGMENT_BYTES: usize = 48 * 1024;
 
 #[derive(Default)]
 struct Batch {
+    /// Closed segments (each a complete JSON array), oldest first.
+    full: VecDeque<String>,
+    /// The segment being appended to; without its closing `]`.
     text: String,
     /// The previous batch's buffer, emptied: reused so a busy source does not allocate (and,
     /// past the mmap threshold, fault in fresh pages) for every batch.
@@ -77,6 +84,11 @@ impl Completions {
             text.push(',');
             value(text);
             text.push(']');
+            if text.len() >= SEGMENT_BYTES {
+                text.push(']');
+                let closed = std::mem::take(text);
+                batch.full.push_back(closed);
+            }
             let wake = !batch.scheduled && !TAKEN_BY_CALLER.get();
             batch.scheduled |= wake;
             wake
@@ -91,18 +103,22 @@ impl Completions {
         self.take_with(str::to_owned)
     }
 
-    /// Hands the batch's JSON text to `read` (which copies it where it must go) without
-    /// holding the lock, then keeps the buffer for a later batch. One reader at a time.
+    /// Hands the oldest segment's JSON text to `read` (which copies it where it must go)
+    /// without holding the lock, then keeps the buffer for later. Call until `None`: a busy
+    /// source's batch comes in several segments. One reader at a time.
     pub fn take_with<R>(&self, read: impl FnOnce(&str) -> R) -> Option<R> {
         let mut full = {
             let mut batch = self.lock();
             batch.scheduled = false;
-            if batch.text.is_empty() {
+            if let Some(closed) = batch.full.pop_front() {
+                closed
+            } else if batch.text.is_empty() {
                 return None;
+            } else {
+                batch.text.push(']');
+                let spare = std::mem::take(&mut batch.spare);
+                std::mem::replace(&mut batch.text, spare)
             }
-            batch.text.push(']');
-            let spare = std::mem::take(&mut batch.spare);
-            std::mem::replace(&mut batch.text, spare)
         };
         let out = read(&full);
         full.clear();
@@ -158,6 +174,26 @@ mod tests {
         assert_eq!(c.take(), None);
         c.push(4, Ok("null".into()));
         assert_eq!(wakes.load(Ordering::SeqCst), 2);
+    }
+
+    #[test]
+    fn a_large_batch_comes_in_segments_of_valid_json_in_order() {
+        let (c, wakes) = counted();
+        let big = format!("\"{}\"", "x".repeat(20_000));
+        for id in 0..10 {
+            c.push(id, Ok(big.clone()));
+        }
+        assert_eq!(wakes.load(Ordering::SeqCst), 1);
+        let mut ids = Vec::new();
+        let mut segments = 0;
+        while let Some(text) = c.take() {
+            segments += 1;
+            assert!(text.len() < 2 * SEGMENT_BYTES);
+            let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+            ids.extend(v.as_array().unwrap().iter().map(|e| e[0].as_u64().unwrap()));
+        }
+        assert!(segments > 1);
+        assert_eq!(ids, (0..10).collect::<Vec<_>>());
     }
 
     #[test]

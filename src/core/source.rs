@@ -411,7 +411,8 @@ impl Source {
                     })
                 })
                 .and_then(|result| map_result(&spec.name, spec.output.as_ref(), result))
-                .map(|value| value.to_string());
+                // serde_json's writer, not `Display`, which goes through `fmt` per token.
+                .map(|value| serde_json::to_string(&value).unwrap_or_else(|_| "null".into()));
             done(id, mapped);
         });
         rpc.submit(

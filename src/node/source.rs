@@ -371,7 +371,7 @@ impl NativeSnapshot {
             Arc::new(move |p: serde_json::Value| {
                 let id = p.get("progressToken").and_then(serde_json::Value::as_u64);
                 if let Some(id) = id {
-                    completions.push_progress(id, &p.to_string());
+                    completions.push_progress(id, &serde_json::to_string(&p).unwrap_or_default());
                 }
             }) as Listener
         });
