@@ -32,6 +32,29 @@ afterEach(async () => {
 describe.each(MODES)('discovery over %s', (mode) => {
   const id = () => source!.id;
 
+  it('two sources of one server get equal, independent parameters, wire order and numbers kept', async () => {
+    const { source, served } = await open(mode, 'exact');
+    // An in-process server object serves one connection: the second source gets its twin.
+    const twin = mode === 'inprocess' ? await serveScenario(mode, 'exact') : served;
+    const second = mcp({ ...twin.config } as any);
+    try {
+      const [one] = await source.tools(session);
+      const [two] = await second.tools(session);
+      const wire = { type: 'object', required: ['z'], properties: { z: { type: 'number', maximum: 1e21, minimum: 0.1, multipleOf: 1e-7 }, a: { type: 'integer', maximum: 9007199254740991 } } };
+      expect(one.parameters).toEqual(wire);
+      expect(Object.keys(one.parameters)).toEqual(['type', 'required', 'properties']);
+      expect(Object.keys((one.parameters as any).properties)).toEqual(['z', 'a']);
+      expect(two.parameters).toEqual(wire);
+      // Shared natively, never shared as JS objects: a host editing one import edits only it.
+      expect(two.parameters).not.toBe(one.parameters);
+      (one.parameters as any).properties.z.maximum = 1;
+      expect((two.parameters as any).properties.z.maximum).toBe(1e21);
+    } finally {
+      await second.close();
+      if (twin !== served) await twin.stop();
+    }
+  });
+
   it('imports every page and stops at an empty cursor', async () => {
     const { source, served } = await open(mode, 'paginated');
     const defs = await source.tools(session);

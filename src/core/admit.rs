@@ -14,12 +14,10 @@ pub struct ToolSpec {
     pub name: String,
     pub original: String,
     pub description: String,
-    /// The bare `inputSchema` as the server sent it, wire key order kept.
-    /// The input schema as JSON text in wire order: the JS side parses it into
-    /// the ToolDef's `parameters`. Kept as text, a fraction of a parsed `Value`'s size.
-    pub parameters: String,
     pub needs_approval: bool,
     pub risk: Option<String>,
+    /// Also holds the input schema's exact JSON text, which the JS side parses into the
+    /// ToolDef's `parameters` (shared between identical schemas, like the validator).
     pub input: Compiled,
     pub output: Option<Compiled>,
 }
@@ -48,11 +46,9 @@ pub fn admit(config: &Config, wire: Vec<Value>) -> Result<Vec<ToolSpec>> {
             None | Some(Value::Null) => None,
             Some(schema) => Some(schema),
         };
-        // One serialization per schema serves the byte cap and the validator cache.
-        let parameters_text = wire_text(&parameters);
-        let output_text = output_schema.as_ref().map(wire_text);
         if let Some(cap) = config.max_schema_bytes {
-            let bytes = parameters_text.len() + output_text.as_ref().map_or(0, String::len);
+            let bytes = wire_text(&parameters).len()
+                + output_schema.as_ref().map_or(0, |o| wire_text(o).len());
             if bytes as u64 > cap {
                 return Err(ConfigError::new(format!(
                     "mcp: tool '{}' declares {bytes} bytes of schema, over the declared maxSchemaBytes {cap}; deny the tool or raise the cap",
@@ -72,6 +68,9 @@ pub fn admit(config: &Config, wire: Vec<Value>) -> Result<Vec<ToolSpec>> {
         }
         // Admission only needs to know the schema canonicalizes; building the canonical
         // form is the slow way to find out and is left for schemas that need it.
+        // Serialized once: the validator cache's key, the text the JS side parses, and a bound
+        // for the canonical check.
+        let parameters_text = exact_text(&parameters);
         if !certainly_canonical(&parameters, parameters_text.len()) {
             canonicalize(&parameters).map_err(|e| {
                 ConfigError::new(format!(
@@ -81,7 +80,7 @@ pub fn admit(config: &Config, wire: Vec<Value>) -> Result<Vec<ToolSpec>> {
                 ))
             })?;
         }
-        let compile = |schema: &Value, text: &str, which: &str| {
+        let compile = |schema: &Value, text: String, which: &str| {
             Compiled::with_text(schema, text).map_err(|e| {
                 ConfigError::new(format!(
                     "mcp: tool '{}' has an invalid {which} schema: {}",
@@ -90,10 +89,10 @@ pub fn admit(config: &Config, wire: Vec<Value>) -> Result<Vec<ToolSpec>> {
                 ))
             })
         };
-        let input = compile(&parameters, &parameters_text, "input")?;
-        let output = match (&output_schema, &output_text) {
-            (Some(schema), Some(text)) => Some(compile(schema, text, "output")?),
-            _ => None,
+        let input = compile(&parameters, parameters_text, "input")?;
+        let output = match &output_schema {
+            Some(schema) => Some(compile(schema, exact_text(schema), "output")?),
+            None => None,
         };
         let description = match map.get("description") {
             Some(Value::String(d)) => d.clone(),
@@ -105,9 +104,6 @@ pub fn admit(config: &Config, wire: Vec<Value>) -> Result<Vec<ToolSpec>> {
             name,
             original,
             description,
-            // serde_json's text, not `parameters_text`: it keeps what JSON.parse must see
-            // exactly (a -0 stays -0).
-            parameters: serde_json::to_string(&parameters).unwrap_or_else(|_| "{}".into()),
             input,
             output,
         });
@@ -123,7 +119,12 @@ pub fn valid_name(name: &str) -> bool {
 }
 
 /// UTF-8 length of `JSON.stringify(value)`: wire key order, ECMAScript numbers, no whitespace.
-/// A schema's JSON text as the server sent it: wire key order, numbers as JS prints them.
+/// A schema's JSON text exactly as sent (serde_json keeps key order and every number).
+fn exact_text(value: &Value) -> String {
+    serde_json::to_string(value).unwrap_or_default()
+}
+
+/// A schema's JSON text as `JSON.stringify` writes it: what `maxSchemaBytes` counts.
 pub fn wire_text(value: &Value) -> String {
     let mut out = String::new();
     jcs::write_json(&mut out, value, jcs::KeyOrder::Wire);

@@ -4,7 +4,6 @@
 //! the same schema share one.
 
 use super::error::{ConfigError, Result};
-use super::jcs::{write_json, KeyOrder};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
@@ -18,15 +17,20 @@ pub struct Issue {
 
 pub struct Compiled {
     validator: Arc<jsonschema::Validator>,
+    /// The schema as serde_json writes it: exact (numbers, wire key order), for the JS side.
+    json: Arc<str>,
 }
 
-/// Validators compiled in this process, by the exact JSON text of their schema. Hosts import
+/// Validators compiled in this process, by the exact JSON text of their schema (serde_json's:
+/// wire key order, every number as sent, so equal texts are the same schema). Hosts import
 /// the same server again and again (a source per session, several agents on one server):
-/// identical schemas share one compiled validator instead of compiling and holding it again.
+/// identical schemas share one compiled validator (and one copy of their text) instead of
+/// compiling and holding it again.
 /// Entries are weak: a validator lives as long as a tool that uses it.
 #[derive(Default)]
 struct Interned {
-    by_text: HashMap<String, Weak<jsonschema::Validator>>,
+    /// The key is also the text every holder shares; it goes with the entry at a sweep.
+    by_text: HashMap<Arc<str>, Weak<jsonschema::Validator>>,
     /// Dead entries are swept when the map reaches this size.
     sweep_at: usize,
 }
@@ -44,22 +48,28 @@ impl std::fmt::Debug for Compiled {
 
 impl Compiled {
     pub fn new(schema: &Value) -> Result<Self> {
-        let mut text = String::new();
-        write_json(&mut text, schema, KeyOrder::Wire);
-        Self::with_text(schema, &text)
+        Self::with_text(schema, serde_json::to_string(schema).unwrap_or_default())
     }
 
-    /// `text` is the schema's JSON text in wire order (`write_json` with `KeyOrder::Wire`),
-    /// for a caller that has it already.
-    pub fn with_text(schema: &Value, text: &str) -> Result<Self> {
+    /// `text` is `serde_json::to_string(schema)`, for a caller that has it already.
+    pub fn with_text(schema: &Value, text: String) -> Result<Self> {
         let lock = || interned().lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(validator) = lock().by_text.get(text).and_then(Weak::upgrade) {
-            return Ok(Self { validator });
+        let known = lock()
+            .by_text
+            .get_key_value(text.as_str())
+            .map(|(json, v)| (json.clone(), v.upgrade()));
+        if let Some((json, Some(validator))) = known {
+            return Ok(Self { validator, json });
         }
         // Compiled outside the lock: admissions of different sources run in parallel.
         let validator = Arc::new(jsonschema::validator_for(schema).map_err(|e| {
             ConfigError::new(format!("the schema is not a valid JSON Schema: {e}"))
         })?);
+        // A dead entry's key is the same text: keep one copy.
+        let json: Arc<str> = match known {
+            Some((json, None)) => json,
+            _ => text.into(),
+        };
         let mut cache = lock();
         if cache.by_text.len() >= cache.sweep_at {
             cache.by_text.retain(|_, v| v.strong_count() > 0);
@@ -67,8 +77,13 @@ impl Compiled {
         }
         cache
             .by_text
-            .insert(text.to_owned(), Arc::downgrade(&validator));
-        Ok(Self { validator })
+            .insert(json.clone(), Arc::downgrade(&validator));
+        Ok(Self { validator, json })
+    }
+
+    /// The schema's JSON text, exact (serde_json keeps wire key order and every number).
+    pub fn json(&self) -> &str {
+        &self.json
     }
 
     /// Every issue of `instance` against the schema; empty when valid.
@@ -128,6 +143,8 @@ mod tests {
         let a = Compiled::new(&schema).unwrap();
         let b = Compiled::new(&schema).unwrap();
         assert!(Arc::ptr_eq(&a.validator, &b.validator));
+        assert!(Arc::ptr_eq(&a.json, &b.json));
+        assert_eq!(a.json(), serde_json::to_string(&schema).unwrap());
         let other = Compiled::new(
             &json!({"type": "object", "properties": {"shared_by_test": {"type": "integer"}}}),
         )

@@ -18,7 +18,7 @@ pub fn tools_json(tools: &[ToolSpec]) -> String {
         out.push_str(",\"description\":");
         write_string(&mut out, &tool.description);
         out.push_str(",\"parameters\":");
-        out.push_str(&tool.parameters);
+        out.push_str(tool.input.json());
         out.push_str(",\"needsApproval\":");
         out.push_str(if tool.needs_approval { "true" } else { "false" });
         if let Some(risk) = &tool.risk {
