@@ -2,6 +2,7 @@
 //!
 //! `core` holds every policy decision in plain Rust; `node` is the napi edge only.
 
+mod allocator;
 pub mod client;
 pub mod core;
 // napi-derive registers exports only outside `cfg(test)`, so unit tests see them as unused.

@@ -48,12 +48,18 @@ pub fn to_json(env: Env, v: Val) -> Result<Value, ConvertError> {
 }
 
 fn to_json_at(env: Env, v: Val, depth: usize) -> Result<Value, ConvertError> {
+    to_json_of(env, v, js::kind(env, v)?, depth)
+}
+
+/// `kind` is `js::kind(env, v)`, which a caller that has already asked passes along: this
+/// walk runs once per value of every hashed schema.
+fn to_json_of(env: Env, v: Val, kind: Kind, depth: usize) -> Result<Value, ConvertError> {
     if depth > MAX_VALUE_DEPTH {
         return Err(refused(format!(
             "value nests deeper than {MAX_VALUE_DEPTH} levels (or is cyclic); it cannot be JSON"
         )));
     }
-    match js::kind(env, v)? {
+    match kind {
         Kind::Null => Ok(Value::Null),
         Kind::Boolean => Ok(Value::Bool(js::boolean(env, v)?)),
         Kind::String => Ok(Value::String(js::string(env, v)?)),
@@ -71,12 +77,15 @@ fn to_json_at(env: Env, v: Val, depth: usize) -> Result<Value, ConvertError> {
             let mut items = Vec::with_capacity(len as usize);
             for i in 0..len {
                 let item = js::element(env, v, i)?;
-                if js::kind(env, item)? == Kind::Undefined {
+                let kind = js::kind(env, item)?;
+                if kind == Kind::Undefined {
                     return Err(refused(format!(
                         "at $[{i}]: undefined in an array cannot be JSON"
                     )));
                 }
-                items.push(to_json_at(env, item, depth + 1).map_err(|e| at(e, &format!("[{i}]")))?);
+                items.push(
+                    to_json_of(env, item, kind, depth + 1).map_err(|e| at(e, &format!("[{i}]")))?,
+                );
             }
             Ok(Value::Array(items))
         }
@@ -87,12 +96,13 @@ fn to_json_at(env: Env, v: Val, depth: usize) -> Result<Value, ConvertError> {
             for i in 0..len {
                 let key = js::element(env, keys, i)?;
                 let member = js::property(env, v, key)?;
-                if js::kind(env, member)? == Kind::Undefined {
+                let kind = js::kind(env, member)?;
+                if kind == Kind::Undefined {
                     continue;
                 }
                 let name = js::string(env, key)?;
-                let value =
-                    to_json_at(env, member, depth + 1).map_err(|e| at(e, &format!(".{name}")))?;
+                let value = to_json_of(env, member, kind, depth + 1)
+                    .map_err(|e| at(e, &format!(".{name}")))?;
                 map.insert(name, value);
             }
             Ok(Value::Object(map))

@@ -75,6 +75,27 @@ pub fn boolean(env: Env, v: Val) -> Result<bool> {
 }
 
 pub fn string(env: Env, v: Val) -> Result<String> {
+    // Most strings (keys, short values) fit a small buffer: one call instead of two. V8 never
+    // splits a character, so a truncated copy fills the buffer to within 3 bytes of its end;
+    // anything shorter than that is the whole string.
+    let mut small = [0u8; 256];
+    let mut written = 0usize;
+    check(
+        env,
+        unsafe {
+            sys::napi_get_value_string_utf8(
+                env,
+                v,
+                small.as_mut_ptr().cast(),
+                small.len(),
+                &mut written,
+            )
+        },
+        "string",
+    )?;
+    if written < small.len() - 4 {
+        return Ok(String::from_utf8_lossy(&small[..written]).into_owned());
+    }
     let mut len = 0usize;
     check(
         env,
