@@ -68,10 +68,9 @@ pub fn admit(config: &Config, wire: Vec<Value>) -> Result<Vec<ToolSpec>> {
         }
         // Admission only needs to know the schema canonicalizes; building the canonical
         // form is the slow way to find out and is left for schemas that need it.
-        // Serialized once: the validator cache's key, the text the JS side parses, and a bound
-        // for the canonical check.
+        // Serialized once: the validator cache's key and the text the JS side parses.
         let parameters_text = exact_text(&parameters);
-        if !certainly_canonical(&parameters, parameters_text.len()) {
+        if !certainly_canonical(&parameters) {
             canonicalize(&parameters).map_err(|e| {
                 ConfigError::new(format!(
                     "mcp: tool '{}' has an input schema that cannot be canonicalized: {}",

@@ -5,6 +5,7 @@
 //! stack) and a DAG of references whose inlined form is exponential (memory).
 
 use super::error::{ConfigError, Result};
+use super::jcs::{cmp_utf16, write_string, write_value};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 
@@ -61,34 +62,125 @@ pub fn canonicalize(schema: &Value) -> Result<Value> {
 }
 
 /// Whether `canonicalize` certainly succeeds, known without building the canonical form:
-/// no reference keyword anywhere, nesting within `MAX_DEPTH`, and a text (`text_len` bytes)
-/// small enough that no estimate of its canonical size can pass `MAX_CANONICAL_BYTES`. Every
-/// refusal of `canonicalize` needs a reference, depth or size, so `true` is exact; `false`
-/// only means the full walk must decide.
-pub fn certainly_canonical(schema: &Value, text_len: usize) -> bool {
-    const SMALL: usize = MAX_CANONICAL_BYTES / 16;
-    if text_len > SMALL {
-        return false;
-    }
+/// no reference keyword anywhere, nesting within `MAX_DEPTH`, and a size estimate far enough
+/// below `MAX_CANONICAL_BYTES` that no charge of the walk can pass it (without references the
+/// canonical form is never larger than the schema). Every refusal of `canonicalize` needs a
+/// reference, depth or size, so `true` is exact; `false` only means the full walk decides.
+pub fn certainly_canonical(schema: &Value) -> bool {
+    let mut size = 0usize;
     let mut stack = vec![(schema, 0usize)];
     while let Some((value, depth)) = stack.pop() {
-        if depth > MAX_DEPTH {
+        if depth > MAX_DEPTH || size > MAX_CANONICAL_BYTES / 4 {
             return false;
         }
-        match value {
+        size += match value {
             Value::Object(map) => {
                 for (key, sub) in map {
                     if matches!(key.as_str(), "$ref" | "$dynamicRef" | "$dynamicAnchor") {
                         return false;
                     }
+                    size += key.len() + 4;
                     stack.push((sub, depth + 1));
                 }
+                2
             }
-            Value::Array(items) => stack.extend(items.iter().map(|v| (v, depth + 1))),
-            _ => {}
+            Value::Array(items) => {
+                stack.extend(items.iter().map(|v| (v, depth + 1)));
+                items.len() + 2
+            }
+            Value::String(s) => s.len() + 2,
+            _ => 8,
+        };
+    }
+    size <= MAX_CANONICAL_BYTES / 4
+}
+
+/// The JCS text of `canonicalize(schema)`, written straight from `schema` without building
+/// the canonical form. Only for a schema `certainly_canonical` vouches for: with no reference
+/// to inline, the canonical form is the schema without annotations, an array in a schema
+/// position becoming an object keyed by index (the walk's rules, in the same positions).
+pub fn write_canonical_jcs(out: &mut String, schema: &Value) {
+    match schema {
+        Value::Object(map) => write_canonical_members(out, map),
+        Value::Array(items) => {
+            let mut keyed: Vec<(String, &Value)> = items
+                .iter()
+                .enumerate()
+                .map(|(i, item)| (i.to_string(), item))
+                .collect();
+            keyed.sort_by(|a, b| cmp_utf16(&a.0, &b.0));
+            out.push('{');
+            for (i, (key, item)) in keyed.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_string(out, &key);
+                out.push(':');
+                write_value(out, item);
+            }
+            out.push('}');
+        }
+        other => write_value(out, other),
+    }
+}
+
+fn write_canonical_members(out: &mut String, map: &Map<String, Value>) {
+    let mut members: Vec<(&String, &Value)> = map
+        .iter()
+        .filter(|(k, _)| {
+            !ANNOTATIONS.contains(&k.as_str()) && !INFRASTRUCTURE.contains(&k.as_str())
+        })
+        .collect();
+    members.sort_by(|a, b| cmp_utf16(a.0, b.0));
+    out.push('{');
+    for (i, (key, value)) in members.into_iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        write_string(out, key);
+        out.push(':');
+        let k = key.as_str();
+        match value {
+            _ if SINGLE.contains(&k) => write_canonical_jcs(out, value),
+            Value::Object(entries) if MAPS.contains(&k) => {
+                let mut entries: Vec<(&String, &Value)> = entries.iter().collect();
+                entries.sort_by(|a, b| cmp_utf16(a.0, b.0));
+                out.push('{');
+                for (j, (name, sub)) in entries.into_iter().enumerate() {
+                    if j > 0 {
+                        out.push(',');
+                    }
+                    write_string(out, name);
+                    out.push(':');
+                    write_canonical_jcs(out, sub);
+                }
+                out.push('}');
+            }
+            Value::Array(items) if ARRAYS.contains(&k) => {
+                out.push('[');
+                for (j, sub) in items.iter().enumerate() {
+                    if j > 0 {
+                        out.push(',');
+                    }
+                    write_canonical_jcs(out, sub);
+                }
+                out.push(']');
+            }
+            _ => write_value(out, value),
         }
     }
-    true
+    out.push('}');
+}
+
+/// The JCS text of `canonicalize(schema)`: streamed when it certainly canonicalizes, built and
+/// serialized otherwise (which also reports why it cannot be).
+pub fn canonical_jcs(out: &mut String, schema: &Value) -> Result<()> {
+    if certainly_canonical(schema) {
+        write_canonical_jcs(out, schema);
+    } else {
+        write_value(out, &canonicalize(schema)?);
+    }
+    Ok(())
 }
 
 struct Walker<'a> {
@@ -315,15 +407,16 @@ mod tests {
     #[test]
     fn the_fast_check_leaves_references_depth_and_size_to_the_full_walk() {
         let plain = json!({"type": "object", "properties": {"a": {"type": "string"}}});
-        assert!(certainly_canonical(&plain, 60));
+        assert!(certainly_canonical(&plain));
         let with_ref = json!({"type": "object", "properties": {"a": {"$ref": "#"}}});
-        assert!(!certainly_canonical(&with_ref, 60));
-        assert!(!certainly_canonical(&plain, MAX_CANONICAL_BYTES));
+        assert!(!certainly_canonical(&with_ref));
+        let huge = json!({"type": "object", "default": "x".repeat(MAX_CANONICAL_BYTES / 4)});
+        assert!(!certainly_canonical(&huge));
         let mut deep = json!({"type": "object"});
         for _ in 0..=MAX_DEPTH {
             deep = json!({ "not": deep });
         }
-        assert!(!certainly_canonical(&deep, 5000));
+        assert!(!certainly_canonical(&deep));
     }
 
     #[test]

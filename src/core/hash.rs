@@ -1,6 +1,6 @@
 //! Identity hashes (contract §9.3): lowercase hex SHA-256 of JCS texts.
 
-use super::canonical::canonicalize;
+use super::canonical::canonical_jcs;
 use super::error::Result;
 use super::jcs;
 use serde_json::{Map, Value};
@@ -18,11 +18,20 @@ pub fn sha256_hex(text: &str) -> String {
 
 /// `schemaHash`: absent hashes exactly like `true`.
 pub fn schema_hash(schema: Option<&Value>) -> Result<String> {
-    let canonical = match schema {
-        Some(s) => canonicalize(s)?,
-        None => Value::Bool(true),
-    };
-    Ok(sha256_hex(&jcs::serialize(&canonical)))
+    let mut out = String::new();
+    write_canonical_or_true(&mut out, schema)?;
+    Ok(sha256_hex(&out))
+}
+
+/// The JCS text of a schema's canonical form; an absent schema is `true`.
+fn write_canonical_or_true(out: &mut String, schema: Option<&Value>) -> Result<()> {
+    match schema {
+        Some(s) => canonical_jcs(out, s),
+        None => {
+            out.push_str("true");
+            Ok(())
+        }
+    }
 }
 
 /// The fields of a tool contract that identity covers; any other member is ignored.
@@ -50,40 +59,57 @@ impl<'a> ContractRef<'a> {
         self.name.and_then(Value::as_str).unwrap_or("")
     }
 
-    /// `{ name, description, parameters: canonical(parameters), version? }`.
-    pub fn tuple(&self) -> Result<Value> {
-        let mut out = Map::with_capacity(4);
-        if let Some(n) = self.name {
-            out.insert("name".into(), n.clone());
-        }
-        if let Some(d) = self.description {
-            out.insert("description".into(), d.clone());
-        }
-        let parameters = match self.parameters {
-            Some(p) => canonicalize(p)?,
-            None => Value::Bool(true),
+    /// The JCS text of `{ name, description, parameters: canonical(parameters), version? }`,
+    /// written in one pass (the members are already in JCS order here).
+    pub fn write_tuple(&self, out: &mut String) -> Result<()> {
+        let mut first = true;
+        let mut member = |out: &mut String, key: &str| {
+            if !std::mem::take(&mut first) {
+                out.push(',');
+            }
+            jcs::write_string(out, key);
+            out.push(':');
         };
-        out.insert("parameters".into(), parameters);
-        if let Some(v) = self.version {
-            out.insert("version".into(), v.clone());
+        out.push('{');
+        if let Some(d) = self.description {
+            member(out, "description");
+            jcs::write_value(out, d);
         }
-        Ok(Value::Object(out))
+        if let Some(n) = self.name {
+            member(out, "name");
+            jcs::write_value(out, n);
+        }
+        member(out, "parameters");
+        write_canonical_or_true(out, self.parameters)?;
+        if let Some(v) = self.version {
+            member(out, "version");
+            jcs::write_value(out, v);
+        }
+        out.push('}');
+        Ok(())
     }
 }
 
 pub fn tool_contract_hash(contract: ContractRef<'_>) -> Result<String> {
-    Ok(sha256_hex(&jcs::serialize(&contract.tuple()?)))
+    let mut out = String::new();
+    contract.write_tuple(&mut out)?;
+    Ok(sha256_hex(&out))
 }
 
 /// `toolsetHash`: the tuples sorted by name (stable, UTF-16 order).
 pub fn toolset_hash(contracts: &[ContractRef<'_>]) -> Result<String> {
     let mut sorted: Vec<&ContractRef<'_>> = contracts.iter().collect();
     sorted.sort_by(|a, b| jcs::cmp_utf16(a.name_str(), b.name_str()));
-    let tuples = sorted
-        .into_iter()
-        .map(|c| c.tuple())
-        .collect::<Result<Vec<_>>>()?;
-    Ok(sha256_hex(&jcs::serialize(&Value::Array(tuples))))
+    let mut out = String::with_capacity(contracts.len() * 512);
+    out.push('[');
+    for (i, contract) in sorted.into_iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        contract.write_tuple(&mut out)?;
+    }
+    out.push(']');
+    Ok(sha256_hex(&out))
 }
 
 /// One tool's authority: what it is, whether it needs approval, where it runs, its risk.
