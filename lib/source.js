@@ -39,6 +39,18 @@ function createSource(native, HostConfigError, config) {
     held = on;
     nativeSource.hold(on);
   };
+  // Let go of the event loop once nothing is in flight, checked after the settled callers'
+  // continuations ran: a caller that awaits one call and starts the next keeps the hold
+  // without a native round trip per call.
+  let releaseQueued = false;
+  const releaseIfIdle = () => {
+    if (releaseQueued || waiting.size !== 0) return;
+    releaseQueued = true;
+    queueMicrotask(() => {
+      releaseQueued = false;
+      if (waiting.size === 0) hold(false);
+    });
+  };
   const settle = (batchText) => {
     if (batchText == null) return;
     for (const [id, kind, value] of JSON.parse(batchText)) {
@@ -51,7 +63,7 @@ function createSource(native, HostConfigError, config) {
       waiting.delete(id);
       call.settle(kind === RESULT, value);
     }
-    if (waiting.size === 0) hold(false);
+    releaseIfIdle();
   };
   // A busy source's batch comes in segments: take until there is none.
   const settleAll = (first) => {
@@ -109,7 +121,7 @@ function createSource(native, HostConfigError, config) {
         if (waiting.get(started) !== call) return;
         call.settle(false, `mcp: tool '${def.name}' was aborted`);
         waiting.delete(started);
-        if (waiting.size === 0) hold(false);
+        releaseIfIdle();
         snapshot.cancel(started);
       };
       if (signal != null) signal.addEventListener('abort', onAbort, { once: true });

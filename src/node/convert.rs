@@ -59,6 +59,50 @@ fn to_json_of(env: Env, v: Val, kind: Kind, depth: usize) -> Result<Value, Conve
             "value nests deeper than {MAX_VALUE_DEPTH} levels (or is cyclic); it cannot be JSON"
         )));
     }
+    if kind == Kind::Object {
+        // The members' handles die with this container, not with the whole walk.
+        return js::scoped(env, || container_to_json(env, v, depth))?;
+    }
+    scalar_to_json(env, v, kind)
+}
+
+fn container_to_json(env: Env, v: Val, depth: usize) -> Result<Value, ConvertError> {
+    if js::is_array(env, v)? {
+        let len = js::array_len(env, v)?;
+        let mut items = Vec::with_capacity(len as usize);
+        for i in 0..len {
+            let item = js::element(env, v, i)?;
+            let kind = js::kind(env, item)?;
+            if kind == Kind::Undefined {
+                return Err(refused(format!(
+                    "at $[{i}]: undefined in an array cannot be JSON"
+                )));
+            }
+            items.push(
+                to_json_of(env, item, kind, depth + 1).map_err(|e| at(e, &format!("[{i}]")))?,
+            );
+        }
+        return Ok(Value::Array(items));
+    }
+    let keys = js::own_keys(env, v)?;
+    let len = js::array_len(env, keys)?;
+    let mut map = Map::with_capacity(len as usize);
+    for i in 0..len {
+        let key = js::element(env, keys, i)?;
+        let member = js::property(env, v, key)?;
+        let kind = js::kind(env, member)?;
+        if kind == Kind::Undefined {
+            continue;
+        }
+        let name = js::string(env, key)?;
+        let value =
+            to_json_of(env, member, kind, depth + 1).map_err(|e| at(e, &format!(".{name}")))?;
+        map.insert(name, value);
+    }
+    Ok(Value::Object(map))
+}
+
+fn scalar_to_json(env: Env, v: Val, kind: Kind) -> Result<Value, ConvertError> {
     match kind {
         Kind::Null => Ok(Value::Null),
         Kind::Boolean => Ok(Value::Bool(js::boolean(env, v)?)),
@@ -71,41 +115,6 @@ fn to_json_of(env: Env, v: Val, kind: Kind, depth: usize) -> Result<Value, Conve
                     crate::core::jcs::format_f64(n)
                 ))
             })
-        }
-        Kind::Object if js::is_array(env, v)? => {
-            let len = js::array_len(env, v)?;
-            let mut items = Vec::with_capacity(len as usize);
-            for i in 0..len {
-                let item = js::element(env, v, i)?;
-                let kind = js::kind(env, item)?;
-                if kind == Kind::Undefined {
-                    return Err(refused(format!(
-                        "at $[{i}]: undefined in an array cannot be JSON"
-                    )));
-                }
-                items.push(
-                    to_json_of(env, item, kind, depth + 1).map_err(|e| at(e, &format!("[{i}]")))?,
-                );
-            }
-            Ok(Value::Array(items))
-        }
-        Kind::Object => {
-            let keys = js::own_keys(env, v)?;
-            let len = js::array_len(env, keys)?;
-            let mut map = Map::with_capacity(len as usize);
-            for i in 0..len {
-                let key = js::element(env, keys, i)?;
-                let member = js::property(env, v, key)?;
-                let kind = js::kind(env, member)?;
-                if kind == Kind::Undefined {
-                    continue;
-                }
-                let name = js::string(env, key)?;
-                let value = to_json_of(env, member, kind, depth + 1)
-                    .map_err(|e| at(e, &format!(".{name}")))?;
-                map.insert(name, value);
-            }
-            Ok(Value::Object(map))
         }
         Kind::Undefined => Err(refused("at $: undefined cannot be JSON".into())),
         other => Err(refused(format!(

@@ -94,7 +94,11 @@ pub fn string(env: Env, v: Val) -> Result<String> {
         "string",
     )?;
     if written < small.len() - 4 {
-        return Ok(String::from_utf8_lossy(&small[..written]).into_owned());
+        // N-API writes valid UTF-8 (lone surrogates already replaced).
+        return Ok(match std::str::from_utf8(&small[..written]) {
+            Ok(s) => s.to_owned(),
+            Err(_) => String::from_utf8_lossy(&small[..written]).into_owned(),
+        });
     }
     let mut len = 0usize;
     check(
@@ -115,6 +119,21 @@ pub fn string(env: Env, v: Val) -> Result<String> {
     // N-API already replaced lone surrogates, so the bytes are valid UTF-8.
     Ok(String::from_utf8(buf)
         .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+}
+
+/// Runs `f` in its own handle scope: the handles it creates are released when it returns, so
+/// a walk over a large value keeps a small set of live handles (V8 scans them at every GC).
+/// `f` must not return a handle it created.
+pub fn scoped<T>(env: Env, f: impl FnOnce() -> T) -> Result<T> {
+    let mut scope = ptr::null_mut();
+    check(
+        env,
+        unsafe { sys::napi_open_handle_scope(env, &mut scope) },
+        "handle scope",
+    )?;
+    let out = f();
+    unsafe { sys::napi_close_handle_scope(env, scope) };
+    Ok(out)
 }
 
 pub fn is_array(env: Env, v: Val) -> Result<bool> {
