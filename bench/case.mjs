@@ -111,13 +111,23 @@ async function main() {
     await calls(defs, name, input, 200, 8);
     if (op === 'growth') {
       // Growth means a leak only once the heaps have reached their working size: V8's young
-      // generation and malloc's arenas keep expanding over the first 100,000 calls or so.
+      // generation and the allocators' arenas keep expanding over the first 100,000 calls or
+      // so, and afterwards RSS still swings by 10-20 MB as they hand pages back and take them
+      // again. So: warm up, sample RSS after a GC every tenth of the run, and compare the
+      // median of the last three samples with the median of the first three.
       await calls(defs, name, input, spec.warmup ?? 200_000, 16);
-      gc();
-      const before = process.memoryUsage().rss;
-      await calls(defs, name, input, spec.calls, 16);
-      gc();
-      return { growthMb: (process.memoryUsage().rss - before) / 2 ** 20 };
+      const samples = [];
+      const sample = () => {
+        gc();
+        samples.push(process.memoryUsage().rss / 2 ** 20);
+      };
+      sample();
+      for (let i = 0; i < 10; i++) {
+        await calls(defs, name, input, spec.calls / 10, 16);
+        sample();
+      }
+      const mid3 = (xs) => [...xs].sort((a, b) => a - b)[1];
+      return { growthMb: mid3(samples.slice(-3)) - mid3(samples.slice(0, 3)) };
     }
     return await calls(defs, name, input, spec.calls, spec.concurrency);
   } finally {
