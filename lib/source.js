@@ -106,7 +106,13 @@ function createSource(native, HostConfigError, config) {
       return Promise.reject(new Error(`mcp: the input of tool '${def.name}' is not JSON: ${err.message}`));
     }
     const log = ctx != null && typeof ctx.log === 'function' ? ctx.log : undefined;
-    const started = snapshot.call(index, text, log !== undefined);
+    let started;
+    try {
+      started = snapshot.call(index, text, log !== undefined);
+    } catch (err) {
+      // The environment is going away: still a rejection, never a throw from execute().
+      return Promise.reject(err);
+    }
     if (typeof started === 'string') return Promise.reject(new Error(started));
     return new Promise((resolve, reject) => {
       const call = {

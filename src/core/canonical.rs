@@ -5,7 +5,7 @@
 //! stack) and a DAG of references whose inlined form is exponential (memory).
 
 use super::error::{ConfigError, Result};
-use super::jcs::{cmp_utf16, write_string, write_value};
+use super::jcs::{write_members, write_value};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 
@@ -101,75 +101,47 @@ pub fn certainly_canonical(schema: &Value) -> bool {
 /// position becoming an object keyed by index (the walk's rules, in the same positions).
 pub fn write_canonical_jcs(out: &mut String, schema: &Value) {
     match schema {
-        Value::Object(map) => write_canonical_members(out, map),
+        Value::Object(map) => {
+            let members = map
+                .iter()
+                .filter(|(k, _)| {
+                    !ANNOTATIONS.contains(&k.as_str()) && !INFRASTRUCTURE.contains(&k.as_str())
+                })
+                .collect();
+            write_members(out, members, write_canonical_member);
+        }
         Value::Array(items) => {
-            let mut keyed: Vec<(String, &Value)> = items
+            let keyed = items
                 .iter()
                 .enumerate()
                 .map(|(i, item)| (i.to_string(), item))
                 .collect();
-            keyed.sort_by(|a, b| cmp_utf16(&a.0, &b.0));
-            out.push('{');
-            for (i, (key, item)) in keyed.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_string(out, &key);
-                out.push(':');
-                write_value(out, item);
-            }
-            out.push('}');
+            write_members(out, keyed, |out, _, item| write_value(out, item));
         }
         other => write_value(out, other),
     }
 }
 
-fn write_canonical_members(out: &mut String, map: &Map<String, Value>) {
-    let mut members: Vec<(&String, &Value)> = map
-        .iter()
-        .filter(|(k, _)| {
-            !ANNOTATIONS.contains(&k.as_str()) && !INFRASTRUCTURE.contains(&k.as_str())
-        })
-        .collect();
-    members.sort_by(|a, b| cmp_utf16(a.0, b.0));
-    out.push('{');
-    for (i, (key, value)) in members.into_iter().enumerate() {
-        if i > 0 {
-            out.push(',');
+fn write_canonical_member(out: &mut String, key: &str, value: &Value) {
+    match value {
+        _ if SINGLE.contains(&key) => write_canonical_jcs(out, value),
+        Value::Object(entries) if MAPS.contains(&key) => {
+            write_members(out, entries.iter().collect(), |out, _, sub| {
+                write_canonical_jcs(out, sub)
+            });
         }
-        write_string(out, key);
-        out.push(':');
-        let k = key.as_str();
-        match value {
-            _ if SINGLE.contains(&k) => write_canonical_jcs(out, value),
-            Value::Object(entries) if MAPS.contains(&k) => {
-                let mut entries: Vec<(&String, &Value)> = entries.iter().collect();
-                entries.sort_by(|a, b| cmp_utf16(a.0, b.0));
-                out.push('{');
-                for (j, (name, sub)) in entries.into_iter().enumerate() {
-                    if j > 0 {
-                        out.push(',');
-                    }
-                    write_string(out, name);
-                    out.push(':');
-                    write_canonical_jcs(out, sub);
+        Value::Array(items) if ARRAYS.contains(&key) => {
+            out.push('[');
+            for (j, sub) in items.iter().enumerate() {
+                if j > 0 {
+                    out.push(',');
                 }
-                out.push('}');
+                write_canonical_jcs(out, sub);
             }
-            Value::Array(items) if ARRAYS.contains(&k) => {
-                out.push('[');
-                for (j, sub) in items.iter().enumerate() {
-                    if j > 0 {
-                        out.push(',');
-                    }
-                    write_canonical_jcs(out, sub);
-                }
-                out.push(']');
-            }
-            _ => write_value(out, value),
+            out.push(']');
         }
+        _ => write_value(out, value),
     }
-    out.push('}');
 }
 
 /// The JCS text of `canonicalize(schema)`: streamed when it certainly canonicalizes, built and

@@ -48,18 +48,38 @@ pub fn write_json(out: &mut String, value: &Value, order: KeyOrder) {
 }
 
 fn write_object(out: &mut String, map: &Map<String, Value>, order: KeyOrder) {
-    let mut members: Vec<(&String, &Value)> = map.iter().collect();
-    if order == KeyOrder::Sorted {
-        members.sort_by(|a, b| cmp_utf16(a.0, b.0));
+    let members: Vec<(&String, &Value)> = map.iter().collect();
+    let write = |out: &mut String, _: &str, value: &Value| write_json(out, value, order);
+    match order {
+        KeyOrder::Sorted => write_members(out, members, write),
+        KeyOrder::Wire => write_members_as_given(out, members, write),
     }
+}
+
+/// An object with its members in JCS order (UTF-16 code units of the keys); `value` writes
+/// each member's value, given its key.
+pub fn write_members<K: AsRef<str>>(
+    out: &mut String,
+    mut members: Vec<(K, &Value)>,
+    value: impl FnMut(&mut String, &str, &Value),
+) {
+    members.sort_by(|a, b| cmp_utf16(a.0.as_ref(), b.0.as_ref()));
+    write_members_as_given(out, members, value);
+}
+
+fn write_members_as_given<K: AsRef<str>>(
+    out: &mut String,
+    members: Vec<(K, &Value)>,
+    mut value: impl FnMut(&mut String, &str, &Value),
+) {
     out.push('{');
-    for (i, (key, value)) in members.into_iter().enumerate() {
+    for (i, (key, v)) in members.iter().enumerate() {
         if i > 0 {
             out.push(',');
         }
-        write_string(out, key);
+        write_string(out, key.as_ref());
         out.push(':');
-        write_json(out, value, order);
+        value(out, key.as_ref(), v);
     }
     out.push('}');
 }

@@ -183,22 +183,26 @@ impl Source {
             }
         };
         let generation = self.drift.generation();
-        // Each page is admitted while the server works on the next one. Canonicalization and
-        // validator compiles are CPU work: they run off the async workers.
-        let mut admitting = Vec::new();
+        // Each page is admitted while the server works on the next one, on one thread off the
+        // async workers (canonicalization and validator compiles are CPU work), in page order:
+        // the first refusal is the one a single pass would report.
+        let (pages, admitting) = std::sync::mpsc::channel::<Vec<Value>>();
         let config = self.config.clone();
+        let admission = tokio::task::spawn_blocking(move || {
+            let mut tools = Vec::new();
+            for page in admitting {
+                tools.extend(admit(&config, page)?);
+            }
+            Ok::<_, ConfigError>(tools)
+        });
         self.sweep(&conn, |page| {
-            let config = config.clone();
-            admitting.push(tokio::task::spawn_blocking(move || admit(&config, page)));
+            let _ = pages.send(page);
         })
         .await?;
-        let mut tools = Vec::new();
-        for page in admitting {
-            // In page order, so the first refusal is the one a single pass would report.
-            tools.extend(page.await.map_err(|_| {
-                SourceError::Failed("mcp: admission of the tool list panicked".into())
-            })??);
-        }
+        drop(pages);
+        let tools = admission.await.map_err(|_| {
+            SourceError::Failed("mcp: admission of the tool list panicked".into())
+        })??;
         let snapshot = Arc::new(Snapshot {
             generation,
             tools,
@@ -358,8 +362,9 @@ impl Source {
 
     /// `execute`, started: validates the input, sends tools/call with the original name, and
     /// hands `done` the call's id and the mapped result's JSON text (contract §5.1) on
-    /// whichever thread the reply, the timeout or the connection's end arrives. Input that fails validation is refused here,
-    /// before anything is sent. Returns the request id, which `cancel` takes.
+    /// whichever thread the reply, the timeout or the connection's end arrives. Input that
+    /// fails validation is refused here, before anything is sent. Returns the request id,
+    /// which `cancel` takes.
     pub fn start_call(
         &self,
         snapshot: &Arc<Snapshot>,
