@@ -212,7 +212,10 @@ impl Shared {
         let content_type = content_type(&response);
         if content_type.starts_with("text/event-stream") {
             let end = self.read_events(response, request_id).await;
-            if let (Some(id), false, Some(last_id)) = (request_id, end.answered, end.last_id) {
+            if end.answered {
+                return;
+            }
+            if let (Some(id), Some(last_id)) = (request_id, end.last_id) {
                 self.resume(id, last_id, end.retry).await;
             }
         } else if content_type.starts_with("application/json") {
