@@ -205,7 +205,8 @@ impl NativeSource {
         }
     }
 
-    /// The calls finished since the last take, as JSON text `[[id, ok, value], ...]`.
+    /// What finished since the last take, as JSON text `[[id, kind, value], ...]` (one
+    /// segment of it: call until null); `null` when nothing did.
     #[napi(catch_unwind, ts_return_type = "string | null")]
     pub fn take_completions<'env>(&self, env: &'env Env) -> napi::Result<Unknown<'env>> {
         batch_to_js(env, &self.calls.completions)
@@ -223,8 +224,7 @@ impl NativeSource {
         self.source.cached_key()
     }
 
-    /// Resolves with the current snapshot. `known` is the key of the snapshot the JS side
-    /// already holds an array for; the snapshot is still returned, its key decides.
+    /// Resolves with the current snapshot; the JS side keeps one array per snapshot key.
     #[napi(ts_return_type = "Promise<NativeSnapshot>")]
     pub fn tools<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, NativeSnapshot>> {
         let source = self.source.clone();
