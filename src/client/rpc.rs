@@ -142,13 +142,13 @@ impl Rpc {
 
     pub fn notify(&self, method: &str, params: Value) -> Result<(), RpcError> {
         self.wire
-            .send(envelope(None, method, &params), None)
+            .send(envelope(None, method, &params.to_string()), None)
             .map_err(RpcError::Closed)
     }
 
     /// Tells the server the handshake is done (and the transport which version it agreed).
     pub fn initialized(&self, protocol_version: &str) -> Result<(), RpcError> {
-        let text = envelope(None, "notifications/initialized", &json!({}));
+        let text = envelope(None, "notifications/initialized", "{}");
         self.wire
             .initialized(protocol_version, text)
             .map_err(RpcError::Closed)
@@ -171,6 +171,30 @@ impl Rpc {
         progress: Option<Listener>,
         waiter: Waiter,
     ) {
+        if progress.is_some() {
+            if let Value::Object(p) = &mut params {
+                let meta = p.entry("_meta").or_insert_with(|| json!({}));
+                if let Value::Object(meta) = meta {
+                    meta.insert("progressToken".into(), json!(id));
+                }
+            }
+        }
+        let text = serde_json::to_string(&params).unwrap_or_else(|_| "{}".into());
+        self.submit_text(id, method, &text, timeout, progress, waiter);
+    }
+
+    /// `submit` with the params already JSON text, written as they are: a caller that holds
+    /// the text does not parse and print it again. One that asks for progress has put
+    /// `"_meta": {"progressToken": id}` in it.
+    pub fn submit_text(
+        &self,
+        id: u64,
+        method: &str,
+        params: &str,
+        timeout: Option<Duration>,
+        progress: Option<Listener>,
+        waiter: Waiter,
+    ) {
         let deadline = timeout.map(|t| Instant::now() + t);
         let mut wake_timer = false;
         {
@@ -182,12 +206,6 @@ impl Rpc {
             }
             if let Some(listener) = progress {
                 pending.progress.insert(id, listener);
-                if let Value::Object(p) = &mut params {
-                    let meta = p.entry("_meta").or_insert_with(|| json!({}));
-                    if let Value::Object(meta) = meta {
-                        meta.insert("progressToken".into(), json!(id));
-                    }
-                }
             }
             if let Some(at) = deadline {
                 pending.deadlines.insert((at, id));
@@ -198,10 +216,7 @@ impl Rpc {
         if wake_timer {
             self.timer.notify_one();
         }
-        if let Err(reason) = self
-            .wire
-            .send(envelope(Some(id), method, &params), Some(id))
-        {
+        if let Err(reason) = self.wire.send(envelope(Some(id), method, params), Some(id)) {
             if let Some(waiter) = lock(&self.pending).take(id) {
                 waiter.answer(Err(RpcError::Closed(reason)));
             }
@@ -269,7 +284,10 @@ impl Drop for Rpc {
 fn tell_cancelled(wire: &dyn Wire, pending: &Mutex<Pending>, id: u64, reason: &str) {
     if lock(pending).closed.is_none() {
         let params = json!({ "requestId": id, "reason": reason });
-        let _ = wire.send(envelope(None, "notifications/cancelled", &params), None);
+        let _ = wire.send(
+            envelope(None, "notifications/cancelled", &params.to_string()),
+            None,
+        );
     }
 }
 
@@ -320,10 +338,9 @@ async fn expire_deadlines(pending: Weak<Mutex<Pending>>, timer: Arc<Notify>, wir
     }
 }
 
-/// The JSON-RPC text of a request or notification, params serialized once and never copied:
-/// this is on the path of every call.
-fn envelope(id: Option<u64>, method: &str, params: &Value) -> String {
-    let params = serde_json::to_string(params).unwrap_or_else(|_| "{}".into());
+/// The JSON-RPC text of a request or notification around params already serialized: this is
+/// on the path of every call.
+fn envelope(id: Option<u64>, method: &str, params: &str) -> String {
     let mut out = String::with_capacity(params.len() + method.len() + 48);
     out.push_str("{\"jsonrpc\":\"2.0\",");
     if let Some(id) = id {
@@ -334,7 +351,7 @@ fn envelope(id: Option<u64>, method: &str, params: &Value) -> String {
     out.push_str("\"method\":");
     crate::core::jcs::write_string(&mut out, method);
     out.push_str(",\"params\":");
-    out.push_str(&params);
+    out.push_str(params);
     out.push('}');
     out
 }

@@ -4,7 +4,7 @@
 use super::admit::{admit, ToolSpec};
 use super::config::{Config, Drift as DriftPolicy};
 use super::error::ConfigError;
-use super::jcs::format_f64;
+use super::jcs::{format_f64, write_string};
 use super::result::{map_result, CallFailure};
 use super::sweep::{sweep, PageError, SweepBounds, SweepError};
 use super::validate::describe;
@@ -394,12 +394,22 @@ impl Source {
             )));
         }
         let call_ms = ms(self.config.timeouts.call_ms);
-        // Built by hand: `json!` would deep-copy the arguments on every call.
-        let mut params = serde_json::Map::with_capacity(2);
-        params.insert("name".into(), Value::String(spec.original.clone()));
-        params.insert("arguments".into(), arguments);
         let rpc = &snapshot.conn.rpc;
         let id = rpc.reserve_id();
+        // The params as text around the caller's own input text, which is already JSON (the
+        // parse above proved it): the arguments are not printed again on every call.
+        let mut params = String::with_capacity(input.len() + spec.original.len() + 64);
+        params.push('{');
+        if progress.is_some() {
+            params.push_str("\"_meta\":{\"progressToken\":");
+            params.push_str(&id.to_string());
+            params.push_str("},");
+        }
+        params.push_str("\"name\":");
+        write_string(&mut params, &spec.original);
+        params.push_str(",\"arguments\":");
+        params.push_str(input);
+        params.push('}');
         let held = snapshot.clone();
         let waiter = Waiter::new(move |reply: Result<Value, RpcError>| {
             let spec = &held.tools[index];
@@ -420,10 +430,10 @@ impl Source {
                 .map(|value| serde_json::to_string(&value).unwrap_or_else(|_| "null".into()));
             done(id, mapped);
         });
-        rpc.submit(
+        rpc.submit_text(
             id,
             "tools/call",
-            Value::Object(params),
+            &params,
             Some(duration(call_ms)),
             progress,
             waiter,
