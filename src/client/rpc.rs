@@ -4,6 +4,7 @@ use crate::transport::observe::{Event, Sink, TRANSPORT_FAILURE};
 use crate::transport::Wire;
 use serde_json::{json, Value};
 use std::collections::{BTreeSet, HashMap};
+use std::fmt::Write;
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
@@ -344,9 +345,7 @@ fn envelope(id: Option<u64>, method: &str, params: &str) -> String {
     let mut out = String::with_capacity(params.len() + method.len() + 48);
     out.push_str("{\"jsonrpc\":\"2.0\",");
     if let Some(id) = id {
-        out.push_str("\"id\":");
-        out.push_str(&id.to_string());
-        out.push(',');
+        let _ = write!(out, "\"id\":{id},");
     }
     out.push_str("\"method\":");
     crate::core::jcs::write_string(&mut out, method);

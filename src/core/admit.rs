@@ -68,8 +68,6 @@ pub fn admit(config: &Config, wire: Vec<Value>) -> Result<Vec<ToolSpec>> {
         }
         // Admission only needs to know the schema canonicalizes; building the canonical
         // form is the slow way to find out and is left for schemas that need it.
-        // Serialized once: the validator cache's key and the text the JS side parses.
-        let parameters_text = exact_text(&parameters);
         if !certainly_canonical(&parameters) {
             canonicalize(&parameters).map_err(|e| {
                 ConfigError::new(format!(
@@ -88,7 +86,8 @@ pub fn admit(config: &Config, wire: Vec<Value>) -> Result<Vec<ToolSpec>> {
                 ))
             })
         };
-        let input = compile(&parameters, parameters_text, "input")?;
+        // Serialized once: the validator cache's key and the text the JS side parses.
+        let input = compile(&parameters, exact_text(&parameters), "input")?;
         let output = match &output_schema {
             Some(schema) => Some(compile(schema, exact_text(schema), "output")?),
             None => None,
@@ -124,7 +123,7 @@ fn exact_text(value: &Value) -> String {
 }
 
 /// A schema's JSON text as `JSON.stringify` writes it: what `maxSchemaBytes` counts.
-pub fn wire_text(value: &Value) -> String {
+fn wire_text(value: &Value) -> String {
     let mut out = String::new();
     jcs::write_json(&mut out, value, jcs::KeyOrder::Wire);
     out

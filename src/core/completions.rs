@@ -11,6 +11,7 @@ use super::jcs::write_string;
 use super::result::CallFailure;
 use std::cell::Cell;
 use std::collections::VecDeque;
+use std::fmt::Write;
 use std::sync::Mutex;
 
 /// The kinds of entry, as the JS side reads them.
@@ -77,9 +78,7 @@ impl Completions {
             let mut batch = self.lock();
             let text = &mut batch.text;
             text.push(if text.is_empty() { '[' } else { ',' });
-            text.push('[');
-            text.push_str(&id.to_string());
-            text.push(',');
+            let _ = write!(text, "[{id},");
             text.push(kind);
             text.push(',');
             value(text);

@@ -15,6 +15,7 @@ use crate::transport::Wire;
 use futures::future::BoxFuture;
 use serde_json::{json, Value};
 use std::any::Any;
+use std::fmt::Write;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -401,9 +402,7 @@ impl Source {
         let mut params = String::with_capacity(input.len() + spec.original.len() + 64);
         params.push('{');
         if progress.is_some() {
-            params.push_str("\"_meta\":{\"progressToken\":");
-            params.push_str(&id.to_string());
-            params.push_str("},");
+            let _ = write!(params, "\"_meta\":{{\"progressToken\":{id}}},");
         }
         params.push_str("\"name\":");
         write_string(&mut params, &spec.original);

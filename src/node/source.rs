@@ -130,7 +130,7 @@ impl NativeSource {
         to_server: Option<Hook<String, Unknown<'static>>>,
         detach: Option<Hook<(), Promise<String>>>,
         wake: WakeHook,
-        to_server_now: Option<FunctionRef<String, Unknown<'static>>>,
+        to_server_soon: Option<FunctionRef<String, Unknown<'static>>>,
     ) -> napi::Result<Self, String> {
         let raw = to_raw(env.raw(), config.raw()).map_err(from_napi)?;
         ensure_cleanup_hook(env.raw());
@@ -162,7 +162,7 @@ impl NativeSource {
             _ => None,
         };
         let inbound = inprocess.as_ref().map(|h| h.inbound.clone());
-        let direct = match (&inprocess, to_server_now) {
+        let direct = match (&inprocess, to_server_soon) {
             (Some(hooks), Some(f)) => Some((hooks.bridge.clone() as Arc<dyn Bridge>, f)),
             _ => None,
         };
