@@ -136,6 +136,17 @@ describe('hostile stdio servers', () => {
     });
   }, 30_000);
 
+  it('fails a call at once when the server stops reading its stdin but keeps running', async () => {
+    await withHostile('closeStdin', { stderr: 'ignore', timeouts: { callMs: 20_000 } }, async (s) => {
+      const [echo] = await s.tools(session);
+      await new Promise((r) => setTimeout(r, 200));
+      const started = Date.now();
+      const err = await echo.execute({}, ctx).catch((e) => e);
+      expect(err.message).toMatch(/stdin is closed/);
+      expect(Date.now() - started).toBeLessThan(3000);
+    });
+  });
+
   it('fails at once when the server closes stdout but keeps running, and is killed on close', async () => {
     await withHostile('closeStdout', { stderr: 'ignore' }, async (s) => {
       const started = Date.now();

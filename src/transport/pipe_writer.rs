@@ -21,8 +21,8 @@ struct State {
     writing: bool,
     /// close() asked for end of input: the writer task closes the pipe once drained.
     ending: bool,
-    /// A write failed (the child is gone): later lines are dropped, and the reader of the
-    /// child's stdout reports how it ended.
+    /// A write failed (the child closed its input or is gone): this and later sends fail at
+    /// once instead of waiting out their timeout.
     broken: bool,
 }
 
@@ -71,12 +71,10 @@ impl PipeWriter {
         let mut bytes = line.into_bytes();
         bytes.push(b'\n');
         let mut state = self.lock();
-        let Some(fd) = state.fd.filter(|_| !state.ending) else {
-            return Err("mcp: the server's stdin is closed".to_owned());
+        let closed = || Err("mcp: the server's stdin is closed".to_owned());
+        let Some(fd) = state.fd.filter(|_| !state.ending && !state.broken) else {
+            return closed();
         };
-        if state.broken {
-            return Ok(());
-        }
         let mut rest: &[u8] = &bytes;
         if state.queued.is_empty() && !state.writing {
             loop {
@@ -93,7 +91,7 @@ impl PipeWriter {
                     Some(libc::EAGAIN) => break,
                     _ => {
                         state.broken = true;
-                        return Ok(());
+                        return closed();
                     }
                 }
             }
