@@ -1,11 +1,10 @@
 // Connect, close and the stdio child's life (contract §3.2, §3.3, §7).
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, mcp } from '../lib/index.js';
-import { example, fixture, running, waitFor } from './helpers/harness.js';
+import { example, fixture, runHost, running, waitFor } from './helpers/harness.js';
 
 const session = { runId: 'r1' };
 const ctx = { runId: 'r1' } as any;
@@ -147,32 +146,8 @@ describe('stdio close', () => {
 });
 
 describe('a one-shot node script exits by itself after close()', () => {
-  const script = (body: string) => `
-    const { mcp } = require(${JSON.stringify(join(process.cwd(), 'lib/index.js'))});
-    (async () => { ${body} })().catch((e) => { console.error(e); process.exitCode = 1; });
-  `;
-
-  async function runScript(body: string, cwd = process.cwd()): Promise<{ code: number | null; ms: number; out: string }> {
-    const started = Date.now();
-    const child = spawn(process.execPath, ['-e', script(body)], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (out += d));
-    const code = await new Promise<number | null>((resolve) => {
-      const timer = setTimeout(() => {
-        child.kill('SIGKILL');
-        resolve(null);
-      }, 5000);
-      child.on('exit', (c) => {
-        clearTimeout(timer);
-        resolve(c);
-      });
-    });
-    return { code, ms: Date.now() - started, out };
-  }
-
   it('over stdio, and the child dies with the host when close() was never called', async () => {
-    const r = await runScript(`
+    const r = await runHost(`
       const s = mcp({ transport: 'stdio', command: process.execPath, args: [${JSON.stringify(fixture('lifecycle-server.mjs'))}] });
       const defs = await s.tools({ runId: 'r' });
       console.log(await defs.find((d) => d.name === 'pid').execute({}, {}));
@@ -184,7 +159,7 @@ describe('a one-shot node script exits by itself after close()', () => {
   });
 
   it('over stdio', async () => {
-    const r = await runScript(`
+    const r = await runHost(`
       const s = mcp({ transport: 'stdio', command: process.execPath, args: [${JSON.stringify(example('server.mjs'))}] });
       const defs = await s.tools({ runId: 'r' });
       console.log(await defs[0].execute({ text: 'bye' }, {}));
@@ -195,7 +170,7 @@ describe('a one-shot node script exits by itself after close()', () => {
   });
 
   it('in-process', async () => {
-    const r = await runScript(`
+    const r = await runHost(`
       const { buildServer } = await import(${JSON.stringify(example('server.mjs'))});
       const s = mcp({ transport: 'inprocess', server: buildServer() });
       const defs = await s.tools({ runId: 'r' });
@@ -211,7 +186,7 @@ describe('a one-shot node script exits by itself after close()', () => {
     const { buildServer } = await import('../examples/server.mjs');
     const served = await serveHttp(buildServer, true);
     try {
-      const r = await runScript(`
+      const r = await runHost(`
         const s = mcp({ transport: 'streamable-http', url: ${JSON.stringify(served.url)}, http: { headers: async () => ({ 'x-run': 'r' }) } });
         const defs = await s.tools({ runId: 'r' });
         console.log(await defs[0].execute({ text: 'bye' }, {}));

@@ -29,3 +29,14 @@ static CONFIGURE: extern "C" fn() = {
     }
     configure
 };
+
+extern "C" {
+    fn mi_collect(force: bool);
+}
+
+/// Hands memory freed by this thread back to the system now. mimalloc keeps freed segments
+/// for reuse and purges them only as the thread allocates again, so a reader thread that
+/// dropped a huge frame and then went idle would keep it resident.
+pub(crate) fn return_free_memory() {
+    unsafe { mi_collect(true) };
+}

@@ -1,7 +1,8 @@
 // Runs one server factory behind each transport the addon speaks, so a behaviour is tested
 // the same way in-process, as a stdio child, and over HTTP (stateless and stateful).
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -145,17 +146,75 @@ export function running(pid: number): boolean {
   }
 }
 
-/** This process's direct children that are still running. */
-export function liveChildren(): number[] {
-  return readFileSync(`/proc/${process.pid}/task/${process.pid}/children`, 'utf8')
-    .split(' ')
-    .filter(Boolean)
-    .map(Number)
-    .filter(running);
+/**
+ * This process's direct children that are still running. A child is listed under the thread
+ * that forked it, and the addon forks on threads of its own, so every thread's list is read.
+ */
+export function liveChildren(pid = process.pid): number[] {
+  const found = new Set<number>();
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    let listed = '';
+    try {
+      listed = readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8');
+    } catch {
+      continue; // the thread ended while we looked
+    }
+    for (const child of listed.split(' ').filter(Boolean).map(Number)) found.add(child);
+  }
+  return [...found].filter(running);
 }
 
 export async function waitFor(check: () => boolean, ms = 3000): Promise<boolean> {
   const end = Date.now() + ms;
   while (!check() && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
   return check();
+}
+
+export interface Host {
+  child: ChildProcess;
+  stdout(): string;
+  stderr(): string;
+  /** The exit code (null when killed), or null after `ms` (the host is then killed). */
+  exited(ms?: number): Promise<number | null>;
+}
+
+/**
+ * A fresh Node process running `body` (an async function body, CommonJS) with the package's
+ * `mcp` in scope: what a host script sees, its own event loop, exit and stderr included.
+ */
+export function startHost(body: string, options: { env?: NodeJS.ProcessEnv } = {}): Host {
+  const lib = fileURLToPath(new URL('../../lib/index.js', import.meta.url));
+  const script = `
+    const { mcp } = require(${JSON.stringify(lib)});
+    (async () => { ${body} })().catch((e) => { console.error(e); process.exitCode = 1; });
+  `;
+  const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'pipe'], env: options.env ?? process.env });
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (err += d));
+  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return {
+    child,
+    stdout: () => out,
+    stderr: () => err,
+    exited: (ms = 5000) =>
+      Promise.race([
+        exit,
+        new Promise<null>((resolve) =>
+          setTimeout(() => {
+            child.kill('SIGKILL');
+            resolve(null);
+          }, ms),
+        ),
+      ]),
+  };
+}
+
+/** Runs `body` in a fresh host to its end: exit code, time, stdout and stderr together. */
+export async function runHost(body: string, ms = 5000): Promise<{ code: number | null; ms: number; out: string; err: string }> {
+  const started = Date.now();
+  const host = startHost(body);
+  const code = await host.exited(ms);
+  return { code, ms: Date.now() - started, out: host.stdout() + host.stderr(), err: host.stderr() };
 }

@@ -38,6 +38,15 @@ pub const RISK_LABELS: [&str; 5] = ["read", "write", "network", "execute", "dest
 /// The host environment variables a stdio child sees by default (contract §7).
 pub const ENV_ALLOW_LIST: [&str; 6] = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
 
+/// The longest wait any timeout stands for (about 30 years). Every accepted number of
+/// milliseconds is a real deadline, however large: a bigger wait would overflow the clock.
+pub const MAX_WAIT: std::time::Duration = std::time::Duration::from_secs(30 * 365 * 24 * 3600);
+
+/// A timeout's milliseconds as a wait, saturating at `MAX_WAIT`.
+pub fn wait_of(ms: f64) -> std::time::Duration {
+    std::time::Duration::try_from_secs_f64(ms / 1000.0).map_or(MAX_WAIT, |d| d.min(MAX_WAIT))
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Drift {
     Rekey,
@@ -112,6 +121,19 @@ impl Config {
             Transport::Stdio { command, .. } => format!("mcp:stdio:{command}"),
             Transport::Http { url, .. } => format!("mcp:http:{url}"),
             Transport::InProcess => "mcp:inprocess".into(),
+        }
+    }
+
+    /// The values no error text may show: the stdio child's `env` and static header values
+    /// (a header hook's values are added as it returns them).
+    pub fn secret_values(&self) -> Vec<&str> {
+        match &self.transport {
+            Transport::Stdio { env, .. } => env.iter().map(|(_, v)| v.as_str()).collect(),
+            Transport::Http {
+                headers: Headers::Static(headers),
+                ..
+            } => headers.iter().map(|(_, v)| v.as_str()).collect(),
+            _ => Vec::new(),
         }
     }
 
@@ -710,5 +732,9 @@ mod tests {
         assert_eq!(c.drift, Drift::Refuse);
         assert_eq!(c.max_tools, Some(10));
         assert_eq!(c.timeouts.call_ms, Some(1.5));
+        assert_eq!(wait_of(1.5), std::time::Duration::from_micros(1500));
+        // Accepted values beyond what a clock can hold are the longest wait, not a panic.
+        assert_eq!(wait_of(1e300), MAX_WAIT);
+        assert_eq!(wait_of(f64::MAX), MAX_WAIT);
     }
 }

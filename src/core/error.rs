@@ -28,3 +28,12 @@ impl fmt::Display for ConfigError {
 impl std::error::Error for ConfigError {}
 
 pub type Result<T> = std::result::Result<T, ConfigError>;
+
+/// `message` followed by what is known of why the server failed (a stdio child's last stderr
+/// lines), when anything is.
+pub fn with_diagnostics(message: String, diagnostics: Option<String>) -> String {
+    match diagnostics {
+        Some(tail) => format!("{message}; its stderr ended with:\n{tail}"),
+        None => message,
+    }
+}

@@ -9,6 +9,7 @@ pub mod hash;
 pub mod jcs;
 pub mod raw;
 pub mod result;
+pub mod secrets;
 pub mod source;
 pub mod sweep;
 pub mod validate;

@@ -2,10 +2,11 @@
 //! sweeps, the drift poison, and close (contract §3, §6).
 
 use super::admit::{admit, ToolSpec};
-use super::config::{Config, Drift as DriftPolicy};
-use super::error::ConfigError;
+use super::config::{wait_of, Config, Drift as DriftPolicy};
+use super::error::{with_diagnostics, ConfigError};
 use super::jcs::{format_f64, write_string};
 use super::result::{map_result, CallFailure};
+use super::secrets::Secrets;
 use super::sweep::{sweep, PageError, SweepBounds, SweepError};
 use super::validate::describe;
 use crate::client::handshake;
@@ -115,6 +116,8 @@ pub struct Source {
     state: tokio::sync::Mutex<State>,
     /// The connection being set up or in use, reachable by close() without waiting for a sweep.
     live: Mutex<Live>,
+    /// What no failure message may show (a server can echo a header or env value).
+    secrets: Arc<Secrets>,
 }
 
 fn ms(v: Option<f64>) -> f64 {
@@ -122,11 +125,15 @@ fn ms(v: Option<f64>) -> f64 {
 }
 
 fn duration(ms: f64) -> Duration {
-    Duration::from_secs_f64(ms / 1000.0)
+    wait_of(ms)
 }
 
 impl Source {
-    pub fn new(config: Arc<Config>, connector: Arc<dyn Connector>) -> Arc<Source> {
+    pub fn new(
+        config: Arc<Config>,
+        connector: Arc<dyn Connector>,
+        secrets: Arc<Secrets>,
+    ) -> Arc<Source> {
         Arc::new(Source {
             id: config.id(),
             drift: Arc::new(Drift::new(config.drift == DriftPolicy::Refuse)),
@@ -134,6 +141,7 @@ impl Source {
             connector,
             state: Default::default(),
             live: Default::default(),
+            secrets,
         })
     }
 
@@ -158,6 +166,16 @@ impl Source {
 
     /// `tools()`: the cached snapshot while it is current, else connect (lazily) and sweep.
     pub async fn tools(&self) -> Result<Arc<Snapshot>, SourceError> {
+        self.import().await.map_err(|e| match e {
+            SourceError::Refused(c) => {
+                SourceError::Refused(ConfigError::new(self.secrets.redact(&c.message)))
+            }
+            SourceError::Failed(m) => SourceError::Failed(self.secrets.redact(&m)),
+            host => host,
+        })
+    }
+
+    async fn import(&self) -> Result<Arc<Snapshot>, SourceError> {
         if self.drift.poisoned() {
             return Err(self.poison_refusal());
         }
@@ -283,9 +301,15 @@ impl Source {
             Err(RpcError::TimedOut) => Err(self.connect_timeout(connect_ms, Some(&conn)).await),
             Err(e) => {
                 self.forget_live(&conn);
+                // A connection that ended says how (stderr included); any other failure gets
+                // the server's last words here.
+                let message = match e {
+                    RpcError::Closed(reason) => reason,
+                    other => with_diagnostics(other.describe(), conn.rpc.wire().diagnostics()),
+                };
                 conn.rpc.close("mcp: the handshake failed");
                 conn.rpc.wire().abort().await;
-                Err(SourceError::Failed(e.describe()))
+                Err(SourceError::Failed(message))
             }
         }
     }
@@ -297,7 +321,9 @@ impl Source {
     ) -> SourceError {
         let live = self.live.lock().ok().and_then(|mut l| l.conn.take());
         let mut released = false;
+        let mut diagnostics = None;
         for c in conn.into_iter().cloned().chain(live) {
+            diagnostics = diagnostics.or_else(|| c.rpc.wire().diagnostics());
             c.rpc.close("mcp: connect timed out");
             c.rpc.wire().abort().await;
             released = true;
@@ -305,11 +331,12 @@ impl Source {
         if !released {
             self.connector.abandon().await;
         }
-        SourceError::Refused(ConfigError::new(format!(
+        let message = format!(
             "mcp: connect to '{}' timed out after {}ms",
             self.id,
             format_f64(connect_ms)
-        )))
+        );
+        SourceError::Refused(ConfigError::new(with_diagnostics(message, diagnostics)))
     }
 
     fn forget_live(&self, conn: &Arc<Connection>) {
@@ -410,6 +437,7 @@ impl Source {
         params.push_str(input);
         params.push('}');
         let held = snapshot.clone();
+        let secrets = self.secrets.clone();
         let waiter = Waiter::new(move |reply: Result<Value, RpcError>| {
             let spec = &held.tools[index];
             let mapped = reply
@@ -421,7 +449,11 @@ impl Source {
                             format_f64(call_ms)
                         ),
                         RpcError::Cancelled => format!("mcp: tool '{}' was aborted", spec.name),
-                        other => format!("mcp: tool '{}' failed: {}", spec.name, other.describe()),
+                        other => secrets.redact(&format!(
+                            "mcp: tool '{}' failed: {}",
+                            spec.name,
+                            other.describe()
+                        )),
                     })
                 })
                 .and_then(|result| map_result(&spec.name, spec.output.as_ref(), result))

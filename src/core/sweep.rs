@@ -2,6 +2,7 @@
 //!
 //! The wire is abstracted as one page fetch, so the guards are tested here without a server.
 
+use super::config::wait_of;
 use super::error::ConfigError;
 use serde_json::Value;
 use std::collections::HashSet;
@@ -50,12 +51,8 @@ where
     Fut: Future<Output = Result<Value, PageError>>,
 {
     let started = Instant::now();
-    let deadline = bounds
-        .discovery_ms
-        .map(|ms| started + Duration::from_secs_f64(ms / 1000.0));
-    let list_timeout = bounds
-        .list_ms
-        .map(|ms| Duration::from_secs_f64(ms / 1000.0));
+    let deadline = bounds.discovery_ms.map(|ms| started + wait_of(ms));
+    let list_timeout = bounds.list_ms.map(wait_of);
     let mut count: usize = 0;
     let mut visited: HashSet<String> = HashSet::new();
     let mut cursor: Option<String> = None;

@@ -43,6 +43,12 @@ fn at(e: ConvertError, segment: &str) -> ConvertError {
     }
 }
 
+/// What to reserve for a JS container of `len` elements: its length is the host's to set
+/// (`new Array(2 ** 32 - 1)` has no elements), so it is a hint up to a small bound only.
+fn reserve_for(len: u32) -> usize {
+    (len as usize).min(1024)
+}
+
 pub fn to_json(env: Env, v: Val) -> Result<Value, ConvertError> {
     to_json_at(env, v, 0)
 }
@@ -69,7 +75,7 @@ fn to_json_of(env: Env, v: Val, kind: Kind, depth: usize) -> Result<Value, Conve
 fn container_to_json(env: Env, v: Val, depth: usize) -> Result<Value, ConvertError> {
     if js::is_array(env, v)? {
         let len = js::array_len(env, v)?;
-        let mut items = Vec::with_capacity(len as usize);
+        let mut items = Vec::with_capacity(reserve_for(len));
         for i in 0..len {
             let item = js::element(env, v, i)?;
             let kind = js::kind(env, item)?;
@@ -86,7 +92,7 @@ fn container_to_json(env: Env, v: Val, depth: usize) -> Result<Value, ConvertErr
     }
     let keys = js::own_keys(env, v)?;
     let len = js::array_len(env, keys)?;
-    let mut map = Map::with_capacity(len as usize);
+    let mut map = Map::with_capacity(reserve_for(len));
     for i in 0..len {
         let key = js::element(env, keys, i)?;
         let member = js::property(env, v, key)?;
@@ -174,16 +180,24 @@ fn to_raw_at(env: Env, v: Val, depth: usize, probe_only: bool) -> napi::Result<R
         Kind::Object if depth >= CONFIG_DEPTH => Raw::Other("[object Object]".into()),
         Kind::Object if js::is_array(env, v)? => {
             let len = js::array_len(env, v)?;
-            let mut items = Vec::with_capacity(len as usize);
+            let mut items = Vec::with_capacity(reserve_for(len));
             for i in 0..len {
-                items.push(to_raw_at(env, js::element(env, v, i)?, depth + 1, false)?);
+                let item = to_raw_at(env, js::element(env, v, i)?, depth + 1, false)?;
+                // Every array of the config is one of strings, so its first undefined element
+                // (a hole of `new Array(2 ** 32 - 1)` among them) is refused whatever follows:
+                // reading on would only make the JS thread walk billions of holes first.
+                let hole = item == Raw::Undefined;
+                items.push(item);
+                if hole {
+                    break;
+                }
             }
             Raw::Array(items)
         }
         Kind::Object => {
             let keys = js::own_keys(env, v)?;
             let len = js::array_len(env, keys)?;
-            let mut members = Vec::with_capacity(len as usize);
+            let mut members = Vec::with_capacity(reserve_for(len));
             for i in 0..len {
                 let key = js::element(env, keys, i)?;
                 let name = js::string(env, key)?;

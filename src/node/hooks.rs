@@ -3,6 +3,7 @@
 //! Every one is weak (it never keeps Node's event loop alive) and not callee-handled, and each
 //! is awaited with `call_async_catch`, so a hook that throws becomes an ordinary error.
 
+use crate::core::secrets::Secrets;
 use crate::transport::http::HeaderSource;
 use crate::transport::inprocess::Bridge;
 use futures::future::BoxFuture;
@@ -17,12 +18,16 @@ pub type Hook<T, R> = ThreadsafeFunction<T, R, T, Status, false, true>;
 pub type WakeHook = Hook<(), Unknown<'static>>;
 
 /// `http.headers` as a function: the JS side wraps it so it always returns a Promise of the
-/// record's JSON text.
-pub struct HeaderHook(pub Arc<Hook<(), Promise<String>>>);
+/// record's JSON text. Every value it returns is remembered as a secret.
+pub struct HeaderHook {
+    pub hook: Arc<Hook<(), Promise<String>>>,
+    pub secrets: Arc<Secrets>,
+}
 
 impl HeaderSource for HeaderHook {
     fn headers(&self) -> BoxFuture<'static, Result<Vec<(String, String)>, String>> {
-        let hook = self.0.clone();
+        let hook = self.hook.clone();
+        let secrets = self.secrets.clone();
         Box::pin(async move {
             let call = hook.call_async_catch(());
             let failed = |e: napi::Error| {
@@ -45,7 +50,10 @@ impl HeaderSource for HeaderHook {
             let mut out = Vec::with_capacity(map.len());
             for (name, value) in map {
                 match value {
-                    Value::String(v) => out.push((name, v)),
+                    Value::String(v) => {
+                        secrets.remember(&v);
+                        out.push((name, v))
+                    }
                     Value::Null => {}
                     _ => {
                         return Err(format!(

@@ -8,10 +8,12 @@ use crate::client::rpc::Listener;
 use crate::core::completions::Completions;
 use crate::core::config::{Config, Headers, Transport};
 use crate::core::result::CallFailure;
+use crate::core::secrets::Secrets;
 use crate::core::source::{Connector, Snapshot, Source, SourceError};
 use crate::transport::http::{self, HeaderSource, StaticHeaders};
 use crate::transport::inprocess::{collect_sends, Bridge, InProcessWire};
 use crate::transport::observe::Inbound;
+use crate::transport::process::Children;
 use crate::transport::stdio::{self, StdioSpec};
 use crate::transport::Wire;
 use futures::future::BoxFuture;
@@ -33,6 +35,8 @@ struct NodeConnector {
     config: Arc<Config>,
     headers: Option<Arc<dyn HeaderSource>>,
     inprocess: Option<InProcessHooks>,
+    /// The stdio children of the Node environment that made this source.
+    children: Arc<Children>,
 }
 
 impl Connector for NodeConnector {
@@ -51,6 +55,7 @@ impl Connector for NodeConnector {
                     env: env.clone(),
                     cwd: cwd.clone(),
                     stderr: *stderr,
+                    children: self.children.clone(),
                 };
                 let result = stdio::spawn(&spec, inbound).map(|w| w as Arc<dyn Wire>);
                 Box::pin(async move { result.map_err(SourceError::Failed) })
@@ -133,8 +138,9 @@ impl NativeSource {
         to_server_soon: Option<FunctionRef<String, Unknown<'static>>>,
     ) -> napi::Result<Self, String> {
         let raw = to_raw(env.raw(), config.raw()).map_err(from_napi)?;
-        ensure_cleanup_hook(env.raw());
+        let children = environment_children(env.raw());
         let config = Arc::new(Config::parse(&raw).map_err(refusal)?);
+        let secrets = Arc::new(Secrets::new(config.secret_values()));
         let headers: Option<Arc<dyn HeaderSource>> = match &config.transport {
             Transport::Http {
                 headers: Headers::Static(h),
@@ -143,7 +149,12 @@ impl NativeSource {
             Transport::Http {
                 headers: Headers::Hook,
                 ..
-            } => headers.map(|h| Arc::new(HeaderHook(Arc::new(h))) as Arc<dyn HeaderSource>),
+            } => headers.map(|h| {
+                Arc::new(HeaderHook {
+                    hook: Arc::new(h),
+                    secrets: secrets.clone(),
+                }) as Arc<dyn HeaderSource>
+            }),
             _ => None,
         };
         let inprocess = match (attach, to_server, detach) {
@@ -170,6 +181,7 @@ impl NativeSource {
             config: config.clone(),
             headers,
             inprocess,
+            children,
         });
         let wake = Arc::new(Mutex::new(wake));
         let waker = wake.clone();
@@ -179,7 +191,7 @@ impl NativeSource {
             }
         }));
         Ok(Self {
-            source: Source::new(config, connector),
+            source: Source::new(config, connector, secrets),
             inbound,
             calls: Arc::new(Calls {
                 completions,
@@ -412,16 +424,27 @@ impl NativeSnapshot {
 }
 
 thread_local! {
-    static CLEANUP_REGISTERED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// This thread's Node environment's children (one environment per JS thread: the main
+    /// thread's, or a worker's).
+    static CHILDREN: std::cell::OnceCell<Arc<Children>> = const { std::cell::OnceCell::new() };
 }
 
-/// Children die with the host even when `close()` was never called (design hazard 7).
-fn ensure_cleanup_hook(env: sys::napi_env) {
-    unsafe extern "C" fn cleanup(_: *mut std::ffi::c_void) {
-        stdio::kill_all_children();
+/// The children of the environment `env`; the first call registers the cleanup hook that kills
+/// them when the environment is torn down without `close()`. A worker's exit so ends only the
+/// children its own sources started.
+fn environment_children(env: sys::napi_env) -> Arc<Children> {
+    unsafe extern "C" fn cleanup(data: *mut std::ffi::c_void) {
+        // SAFETY: `data` is the `Arc` leaked below, taken back exactly once.
+        let children = unsafe { Arc::from_raw(data as *const Children) };
+        children.kill_all();
     }
-    if CLEANUP_REGISTERED.with(|r| r.replace(true)) {
-        return;
-    }
-    unsafe { sys::napi_add_env_cleanup_hook(env, Some(cleanup), std::ptr::null_mut()) };
+    CHILDREN.with(|cell| {
+        cell.get_or_init(|| {
+            let children = Children::new();
+            let data = Arc::into_raw(children.clone()) as *mut std::ffi::c_void;
+            unsafe { sys::napi_add_env_cleanup_hook(env, Some(cleanup), data) };
+            children
+        })
+        .clone()
+    })
 }

@@ -215,6 +215,9 @@ impl Shared {
             if end.answered {
                 return;
             }
+            if let Some(refusal) = end.refused {
+                return fail(refusal);
+            }
             if let (Some(id), Some(last_id)) = (request_id, end.last_id) {
                 self.resume(id, last_id, end.retry).await;
             }
@@ -246,12 +249,16 @@ impl Shared {
         let mut parser = SseParser::default();
         let mut response = response;
         let mut answered = false;
+        let mut refused = None;
         loop {
             match response.chunk().await {
                 Ok(Some(bytes)) => {
                     let events = match parser.feed(&bytes) {
                         Ok(events) => events,
-                        Err(_) => break,
+                        Err(refusal) => {
+                            refused = Some(refusal);
+                            break;
+                        }
                     };
                     for data in events {
                         if let Some(message) = self.inbound.parse(data.as_bytes()) {
@@ -266,11 +273,14 @@ impl Shared {
                 Err(_) => break,
             }
         }
-        SseEnd {
-            last_id: parser.last_id,
+        let end = SseEnd {
+            last_id: parser.last_id.take(),
             retry: parser.retry,
             answered,
-        }
+            refused,
+        };
+        parser.release();
+        end
     }
 
     /// A GET event stream, resuming after `last_id` when given; None when the server has none.
@@ -341,6 +351,8 @@ struct SseEnd {
     retry: Option<Duration>,
     /// The awaited request's answer came on this stream.
     answered: bool,
+    /// The stream was given up: an event over the frame limit.
+    refused: Option<String>,
 }
 
 fn content_type(response: &reqwest::Response) -> String {
@@ -367,10 +379,8 @@ async fn read_limited(mut response: reqwest::Response) -> Result<Vec<u8>, String
     let mut body = Vec::new();
     while let Some(chunk) = response.chunk().await.map_err(|e| describe(&e))? {
         if body.len() + chunk.len() > MAX_FRAME_BYTES {
-            return Err(format!(
-                "mcp: the server sent a message larger than the {} MiB frame limit",
-                MAX_FRAME_BYTES / (1024 * 1024)
-            ));
+            super::release_buffer(body);
+            return Err(super::frame_limit_refusal());
         }
         body.extend_from_slice(&chunk);
     }
@@ -401,6 +411,12 @@ pub struct SseParser {
 }
 
 impl SseParser {
+    /// Frees the buffers of a stream that ended (a huge unfinished event among them).
+    pub fn release(self) {
+        super::release_buffer(self.line);
+        super::release_buffer(self.data.into_bytes());
+    }
+
     pub fn feed(&mut self, bytes: &[u8]) -> Result<Vec<String>, String> {
         let mut events = Vec::new();
         for &b in bytes {
@@ -411,10 +427,7 @@ impl SseParser {
             } else {
                 self.line.push(b);
                 if self.line.len() + self.data.len() > MAX_FRAME_BYTES {
-                    return Err(format!(
-                        "mcp: the server sent an event larger than the {} MiB frame limit",
-                        MAX_FRAME_BYTES / (1024 * 1024)
-                    ));
+                    return Err(super::frame_limit_refusal());
                 }
             }
         }

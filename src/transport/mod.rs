@@ -5,12 +5,36 @@ pub mod http;
 pub mod inprocess;
 pub mod observe;
 pub mod pipe_writer;
+pub mod process;
+pub mod stderr;
 pub mod stdio;
 
 use futures::future::BoxFuture;
 
 /// Largest single message accepted from a server (a line, an SSE event, a JSON body).
 pub const MAX_FRAME_BYTES: usize = 64 * 1024 * 1024;
+
+/// Why a connection ended when the server sent more than `MAX_FRAME_BYTES` in one message:
+/// the same words on every transport.
+pub fn frame_limit_refusal() -> String {
+    format!(
+        "mcp: the server sent a message larger than the {} MiB frame limit",
+        MAX_FRAME_BYTES / (1024 * 1024)
+    )
+}
+
+/// Frees a frame buffer; a large one is handed back to the system at once, so a refused or
+/// finished huge message does not stay resident after its connection went quiet.
+pub fn release_buffer(buffer: Vec<u8>) {
+    let large = buffer.capacity() > LARGE_BUFFER;
+    drop(buffer);
+    if large {
+        crate::allocator::return_free_memory();
+    }
+}
+
+/// From this size on, a freed buffer is worth a collection pass of the allocator.
+const LARGE_BUFFER: usize = 1024 * 1024;
 
 /// The outbound half of a connection.
 pub trait Wire: Send + Sync {
@@ -21,6 +45,11 @@ pub trait Wire: Send + Sync {
     /// version; a transport with a session to set up does it here.
     fn initialized(&self, _protocol_version: &str, notification: String) -> Result<(), String> {
         self.send(notification, None)
+    }
+    /// What the transport knows of why the server failed, for errors about a connect: a stdio
+    /// child's last stderr lines.
+    fn diagnostics(&self) -> Option<String> {
+        None
     }
     /// Releases everything: the child process, the HTTP session, the in-process attachment.
     fn shutdown(&self) -> BoxFuture<'static, ()>;

@@ -5,6 +5,7 @@
 //! it; only what the pipe cannot take at once is queued for the writer task, which alone
 //! writes until the queue is empty again, so lines never interleave or reorder.
 
+use super::observe::Inbound;
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::{Arc, Mutex, Weak};
 use tokio::io::AsyncWriteExt;
@@ -17,6 +18,9 @@ struct State {
     fd: Option<RawFd>,
     /// Bytes waiting for the writer task, in order.
     queued: Vec<u8>,
+    /// The requests whose lines are (at least partly) in `queued`: if the pipe breaks before
+    /// they are written, they fail at once instead of waiting out their timeout.
+    queued_ids: Vec<u64>,
     /// The writer task holds bytes it has not finished writing: senders must queue.
     writing: bool,
     /// close() asked for end of input: the writer task closes the pipe once drained.
@@ -25,6 +29,9 @@ struct State {
     /// once instead of waiting out their timeout.
     broken: bool,
 }
+
+/// Why a line could not be written: the child closed its input, or is gone.
+pub const STDIN_CLOSED: &str = "mcp: the server's stdin is closed";
 
 pub struct PipeWriter {
     state: Mutex<State>,
@@ -40,7 +47,8 @@ impl Drop for PipeWriter {
 
 impl PipeWriter {
     /// Must run inside the tokio runtime: it starts the writer task.
-    pub fn start(stdin: ChildStdin) -> Arc<Self> {
+    /// Requests that were queued when the pipe broke are failed through `inbound`.
+    pub fn start(stdin: ChildStdin, inbound: Inbound) -> Arc<Self> {
         let fd = stdin.as_raw_fd();
         // A sender on the JS thread must never block on a full pipe; tokio's pipes are
         // non-blocking already, this only makes it certain.
@@ -58,7 +66,7 @@ impl PipeWriter {
             }),
             wake: wake.clone(),
         });
-        tokio::spawn(drain(stdin, Arc::downgrade(&writer), wake));
+        tokio::spawn(drain(stdin, Arc::downgrade(&writer), wake, inbound));
         writer
     }
 
@@ -66,12 +74,13 @@ impl PipeWriter {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Sends one line (the newline is added here).
-    pub fn send(&self, line: String) -> Result<(), String> {
+    /// Sends one line (the newline is added here); `request` is the id of the request it
+    /// carries, if any.
+    pub fn send(&self, line: String, request: Option<u64>) -> Result<(), String> {
         let mut bytes = line.into_bytes();
         bytes.push(b'\n');
         let mut state = self.lock();
-        let closed = || Err("mcp: the server's stdin is closed".to_owned());
+        let closed = || Err(STDIN_CLOSED.to_owned());
         let Some(fd) = state.fd.filter(|_| !state.ending && !state.broken) else {
             return closed();
         };
@@ -97,6 +106,7 @@ impl PipeWriter {
             }
         }
         state.queued.extend_from_slice(rest);
+        state.queued_ids.extend(request);
         drop(state);
         self.wake.notify_one();
         Ok(())
@@ -109,8 +119,14 @@ impl PipeWriter {
     }
 }
 
-async fn drain(mut stdin: ChildStdin, owner: Weak<PipeWriter>, wake: Arc<Notify>) {
+async fn drain(
+    mut stdin: ChildStdin,
+    owner: Weak<PipeWriter>,
+    wake: Arc<Notify>,
+    inbound: Inbound,
+) {
     let mut buf = Vec::new();
+    let mut ids = Vec::new();
     loop {
         wake.notified().await;
         let Some(writer) = owner.upgrade() else {
@@ -121,6 +137,7 @@ async fn drain(mut stdin: ChildStdin, owner: Weak<PipeWriter>, wake: Arc<Notify>
                 let mut state = writer.lock();
                 if state.queued.is_empty() || state.broken {
                     state.queued.clear();
+                    ids.append(&mut state.queued_ids);
                     state.writing = false;
                     if state.ending {
                         // Given up under the lock: no sender can be using the fd number
@@ -131,9 +148,16 @@ async fn drain(mut stdin: ChildStdin, owner: Weak<PipeWriter>, wake: Arc<Notify>
                 } else {
                     state.writing = true;
                     std::mem::swap(&mut buf, &mut state.queued);
+                    std::mem::swap(&mut ids, &mut state.queued_ids);
                     None
                 }
             };
+            // Requests dropped with a broken pipe's queue: their lines will never be written.
+            if idle.is_some() {
+                for id in ids.drain(..) {
+                    inbound.fail_request(id, STDIN_CLOSED.to_owned());
+                }
+            }
             match idle {
                 Some(true) => {
                     let _ = stdin.shutdown().await;
@@ -144,8 +168,12 @@ async fn drain(mut stdin: ChildStdin, owner: Weak<PipeWriter>, wake: Arc<Notify>
             }
             if stdin.write_all(&buf).await.is_err() {
                 writer.lock().broken = true;
+                for id in ids.drain(..) {
+                    inbound.fail_request(id, STDIN_CLOSED.to_owned());
+                }
             }
             buf.clear();
+            ids.clear();
         }
     }
 }

@@ -1,18 +1,22 @@
-//! stdio: a child process speaking newline-delimited JSON-RPC (contract §7, design hazard 7).
+//! stdio: a child process speaking newline-delimited JSON-RPC.
 //!
-//! No shell; the environment is an allow-list plus the config's `env`; the child leads its own
-//! process group so close() can end grandchildren too; every line is bounded.
+//! No shell; the environment is an allow-list plus the config's `env` (secrets in the host's
+//! environment must not reach third-party servers); the child leads its own process group so
+//! close() can end grandchildren too (`process`); its stderr is shown and its tail kept
+//! (`stderr`); every line is bounded by the frame limit.
 
 use super::observe::Inbound;
 use super::pipe_writer::PipeWriter;
+use super::process::{self, Children, Group};
+use super::stderr::StderrTail;
 use super::{Wire, MAX_FRAME_BYTES};
 use crate::core::config::{StderrMode, ENV_ALLOW_LIST};
+use crate::core::error::with_diagnostics;
 use futures::future::BoxFuture;
-use std::collections::HashSet;
 use std::process::Stdio;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, ChildStdout, Command};
 use tokio::sync::mpsc;
 
@@ -22,52 +26,43 @@ pub struct StdioSpec {
     pub env: Vec<(String, String)>,
     pub cwd: Option<String>,
     pub stderr: StderrMode,
+    /// The Node environment that owns the child.
+    pub children: Arc<Children>,
 }
 
 /// Grace periods of the close sequence: stdin closed, then SIGTERM, then SIGKILL.
 const GRACE: Duration = Duration::from_millis(500);
-/// How much of a piped stderr is kept for error messages.
-const STDERR_TAIL: usize = 4096;
-
-/// Process groups of live children, killed when the host's environment is torn down.
-fn live_groups() -> &'static Mutex<HashSet<i32>> {
-    static GROUPS: OnceLock<Mutex<HashSet<i32>>> = OnceLock::new();
-    GROUPS.get_or_init(Default::default)
-}
-
-/// Kills every child process group still alive (host exit without close()).
-pub fn kill_all_children() {
-    let groups: Vec<i32> = live_groups()
-        .lock()
-        .map(|g| g.iter().copied().collect())
-        .unwrap_or_default();
-    for pgid in groups {
-        unsafe { libc::killpg(pgid, libc::SIGKILL) };
-    }
-}
+/// How long a child that ended is given to let its last stderr lines be read.
+const STDERR_SETTLE: Duration = Duration::from_millis(200);
 
 pub struct StdioWire {
     /// None when the child's stdin could not be piped.
     out: Option<Arc<PipeWriter>>,
     child: Arc<tokio::sync::Mutex<Option<Child>>>,
-    pgid: Option<i32>,
-    stderr_tail: Arc<Mutex<Vec<u8>>>,
+    group: Option<Arc<Group>>,
+    stderr: Option<Arc<StderrTail>>,
     closing: mpsc::UnboundedSender<()>,
 }
 
 pub fn spawn(spec: &StdioSpec, inbound: Inbound) -> Result<Arc<StdioWire>, String> {
+    let could_not_start =
+        |e: std::io::Error| format!("mcp: could not start '{}': {e}", spec.command);
     let mut cmd = Command::new(&spec.command);
     cmd.args(&spec.args)
         .env_clear()
         .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(match spec.stderr {
-            StderrMode::Inherit => Stdio::inherit(),
-            StderrMode::Ignore => Stdio::null(),
-            StderrMode::Pipe => Stdio::piped(),
-        })
-        .process_group(0)
-        .kill_on_drop(true);
+        .stdout(Stdio::piped());
+    let stderr_pipe = match spec.stderr {
+        StderrMode::Ignore => {
+            cmd.stderr(Stdio::null());
+            None
+        }
+        StderrMode::Inherit | StderrMode::Pipe => {
+            let (reader, writer) = std::io::pipe().map_err(could_not_start)?;
+            cmd.stderr(writer);
+            Some(reader)
+        }
+    };
     for key in ENV_ALLOW_LIST {
         if let Some(value) = std::env::var_os(key) {
             cmd.env(key, value);
@@ -79,53 +74,33 @@ pub fn spawn(spec: &StdioSpec, inbound: Inbound) -> Result<Arc<StdioWire>, Strin
     if let Some(cwd) = &spec.cwd {
         cmd.current_dir(cwd);
     }
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("mcp: could not start '{}': {e}", spec.command))?;
-    let pgid = child.id().map(|p| p as i32);
-    if let Some(p) = pgid {
-        if let Ok(mut g) = live_groups().lock() {
-            g.insert(p);
-        }
-    }
+    // The command (and with it our copy of the stderr pipe's write end) is dropped by the
+    // spawn, so the reader sees the end of the pipe once the child's side is closed.
+    let (mut child, group) = process::spawn(cmd, &spec.children).map_err(could_not_start)?;
+    let stderr =
+        stderr_pipe.map(|pipe| StderrTail::capture(pipe, spec.stderr == StderrMode::Inherit));
     let stdin = child.stdin.take();
     let stdout = child.stdout.take();
-    let stderr_tail = Arc::new(Mutex::new(Vec::new()));
-    if let Some(mut stderr) = child.stderr.take() {
-        let tail = stderr_tail.clone();
-        tokio::spawn(async move {
-            let mut buf = [0u8; 4096];
-            while let Ok(n) = stderr.read(&mut buf).await {
-                if n == 0 {
-                    break;
-                }
-                if let Ok(mut t) = tail.lock() {
-                    t.extend_from_slice(&buf[..n]);
-                    let excess = t.len().saturating_sub(STDERR_TAIL);
-                    t.drain(..excess);
-                }
-            }
-        });
-    }
-
-    let out = stdin.map(PipeWriter::start);
+    let out = stdin.map(|stdin| PipeWriter::start(stdin, inbound.clone()));
 
     let child = Arc::new(tokio::sync::Mutex::new(Some(child)));
     let (closing_tx, closing_rx) = mpsc::unbounded_channel::<()>();
+    let group = group.map(Arc::new);
     if let Some(stdout) = stdout {
         tokio::spawn(read_frames(
             stdout,
             inbound,
             child.clone(),
-            stderr_tail.clone(),
+            group.clone(),
+            stderr.clone(),
             closing_rx,
         ));
     }
     Ok(Arc::new(StdioWire {
         out,
         child,
-        pgid,
-        stderr_tail,
+        group,
+        stderr,
         closing: closing_tx,
     }))
 }
@@ -134,7 +109,8 @@ async fn read_frames(
     stdout: ChildStdout,
     inbound: Inbound,
     child: Arc<tokio::sync::Mutex<Option<Child>>>,
-    stderr_tail: Arc<Mutex<Vec<u8>>>,
+    group: Option<Arc<Group>>,
+    stderr: Option<Arc<StderrTail>>,
     mut closing: mpsc::UnboundedReceiver<()>,
 ) {
     let mut reader = BufReader::with_capacity(64 * 1024, stdout);
@@ -145,7 +121,7 @@ async fn read_frames(
             _ = closing.recv() => break "mcp: the connection was closed".to_owned(),
         };
         let available = match chunk {
-            Ok([]) => break exit_reason(&child, &stderr_tail).await,
+            Ok([]) => break exit_reason(&child, stderr.as_deref()).await,
             Ok(bytes) => bytes,
             Err(e) => break format!("mcp: reading the server's stdout failed: {e}"),
         };
@@ -156,11 +132,10 @@ async fn read_frames(
         if frame.len() + consumed > MAX_FRAME_BYTES + 1 {
             reader.consume(consumed);
             // The stream can no longer be trusted to be in step: end the connection.
-            kill_group(&child).await;
-            break format!(
-                "mcp: the server sent a message larger than the {} MiB frame limit",
-                MAX_FRAME_BYTES / (1024 * 1024)
-            );
+            if let Some(group) = &group {
+                group.signal(libc::SIGKILL);
+            }
+            break super::frame_limit_refusal();
         }
         if complete && frame.is_empty() {
             // The common case: the whole line is in the buffer, no copy.
@@ -173,12 +148,13 @@ async fn read_frames(
                 // A long-lived connection should not keep its largest message's buffer:
                 // with many sources open that adds up.
                 if frame.capacity() > 64 * 1024 {
-                    frame = Vec::new();
+                    super::release_buffer(std::mem::take(&mut frame));
                 }
             }
         }
         reader.consume(consumed);
     };
+    super::release_buffer(frame);
     inbound.close(reason);
 }
 
@@ -187,9 +163,10 @@ fn trim_line(line: &[u8]) -> &[u8] {
     line.strip_suffix(b"\r").unwrap_or(line)
 }
 
+/// Why stdout ended: how the process ended, and the last lines it wrote to stderr.
 async fn exit_reason(
     child: &Arc<tokio::sync::Mutex<Option<Child>>>,
-    stderr_tail: &Mutex<Vec<u8>>,
+    stderr: Option<&StderrTail>,
 ) -> String {
     // Stdout closed: give the process a moment to report how it ended.
     let status = {
@@ -210,43 +187,23 @@ async fn exit_reason(
         },
         None => "closed its stdout".to_owned(),
     };
-    let tail = stderr_tail
-        .lock()
-        .map(|t| String::from_utf8_lossy(&t).trim().to_owned())
-        .unwrap_or_default();
-    if tail.is_empty() {
-        format!("mcp: the server process {how}")
-    } else {
-        format!("mcp: the server process {how}; its stderr ended with: {tail}")
+    if let Some(stderr) = stderr {
+        stderr.settled(STDERR_SETTLE).await;
     }
-}
-
-async fn kill_group(child: &Arc<tokio::sync::Mutex<Option<Child>>>) {
-    if let Some(c) = child.lock().await.as_mut() {
-        if let Some(pid) = c.id() {
-            unsafe { libc::killpg(pid as i32, libc::SIGKILL) };
-        }
-    }
+    let tail = stderr.map(StderrTail::text).filter(|t| !t.is_empty());
+    with_diagnostics(format!("mcp: the server process {how}"), tail)
 }
 
 impl StdioWire {
-    pub fn stderr_tail(&self) -> String {
-        self.stderr_tail
-            .lock()
-            .map(|t| String::from_utf8_lossy(&t).trim().to_owned())
-            .unwrap_or_default()
-    }
-
     /// The close sequence. The child stays locked throughout, so a second, concurrent stop
     /// returns only once the first has reaped the child.
     async fn stop(&self, graceful: bool) {
         let _ = self.closing.send(());
         let mut guard = self.child.lock().await;
         let Some(child) = guard.as_mut() else { return };
-        let pgid = self.pgid;
         let signal_group = |sig| {
-            if let Some(p) = pgid {
-                unsafe { libc::killpg(p, sig) };
+            if let Some(group) = &self.group {
+                group.signal(sig);
             }
         };
         if graceful {
@@ -266,20 +223,25 @@ impl StdioWire {
         let _ = child.kill().await;
         let _ = child.wait().await;
         *guard = None;
-        if let Some(p) = pgid {
-            if let Ok(mut g) = live_groups().lock() {
-                g.remove(&p);
-            }
+        if let Some(group) = &self.group {
+            group.reaped();
         }
     }
 }
 
 impl Wire for StdioWire {
-    fn send(&self, message: String, _request_id: Option<u64>) -> Result<(), String> {
+    fn send(&self, message: String, request_id: Option<u64>) -> Result<(), String> {
         match &self.out {
-            Some(out) => out.send(message),
-            None => Err("mcp: the server's stdin is closed".to_owned()),
+            Some(out) => out.send(message, request_id),
+            None => Err(super::pipe_writer::STDIN_CLOSED.to_owned()),
         }
+    }
+
+    fn diagnostics(&self) -> Option<String> {
+        self.stderr
+            .as_ref()
+            .map(|s| s.text())
+            .filter(|t| !t.is_empty())
     }
 
     fn shutdown(&self) -> BoxFuture<'static, ()> {
@@ -299,8 +261,8 @@ impl StdioWire {
         StdioWire {
             out: self.out.clone(),
             child: self.child.clone(),
-            pgid: self.pgid,
-            stderr_tail: self.stderr_tail.clone(),
+            group: self.group.clone(),
+            stderr: self.stderr.clone(),
             closing: self.closing.clone(),
         }
     }
