@@ -1,4 +1,4 @@
-//! stdio: a child process speaking newline-delimited JSON-RPC (contract §7, design hazard 7).
+//! stdio: a child process speaking newline-delimited JSON-RPC.
 //!
 //! No shell; the environment is an allow-list plus the config's `env`; the child leads its own
 //! process group so close() can end grandchildren too; every line is bounded.
