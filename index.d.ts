@@ -1,4 +1,5 @@
-// Public types of @rulvar/mcp-native (contract §1). Hand-written; checked by a type test.
+// Public types of @rulvar/mcp-native: the surface of the engine's TypeScript mcp(), so a host
+// swaps only the import. Hand-written; checked by a type test.
 
 export type ToolRisk = 'read' | 'write' | 'network' | 'execute' | 'destructive';
 

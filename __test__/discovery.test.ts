@@ -1,4 +1,6 @@
-// The tools/list sweep against real SDK servers, on every transport (contract §4, §5).
+// The tools/list sweep against real SDK servers, on every transport: cursor pagination with its
+// bounds and guards (each a ConfigError naming the source), then admission (filter, schema bytes,
+// final names, canonicalization) before any ToolDef is built.
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigError, mcp } from '../lib/index.js';
 import { MODES, serveScenario, type Served } from './helpers/harness.js';

@@ -1,4 +1,6 @@
-// listChanged, the cache and drift policy against a real McpServer (contract §3.1, §6).
+// listChanged, the cache and drift policy against a real McpServer: a tools/list_changed
+// invalidates the cached list before any later message from the server is processed (tools handed
+// out keep working), and under drift 'refuse' it holds the source closed until close().
 import { afterEach, describe, expect, it } from 'vitest';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';

@@ -1,4 +1,6 @@
-// execute(input, ctx) on every transport (contract §5.1, §8).
+// execute(input, ctx) on every transport: the input is validated before any tools/call goes out,
+// the result is mapped (isError, structuredContent against outputSchema, content blocks), and
+// every failure is a rejected Promise, never a crash of the Node process.
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigError, mcp } from '../lib/index.js';
 import { execServer } from './fixtures/exec-server.mjs';

@@ -1,4 +1,5 @@
-// http.headers: a record or a hook, on every wire request (contract §7).
+// http.headers: a record, or a (possibly async) hook called and awaited before EVERY wire request
+// (handshake, list, call, stream, delete), so a rotated token reaches the very next request.
 import { afterEach, describe, expect, it } from 'vitest';
 import { mcp } from '../lib/index.js';
 import { buildServer } from '../examples/server.mjs';

@@ -1,4 +1,4 @@
-// Streamable-HTTP servers that misbehave on purpose (contract §7, §8).
+// Streamable-HTTP servers that misbehave on purpose: each fault is an error, never a crash or hang.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';

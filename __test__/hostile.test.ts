@@ -1,5 +1,5 @@
 // Servers that misbehave on purpose: a typed error or the right result, the process alive,
-// bounded time, no child left behind (contract §7, §8).
+// bounded time, no child left behind (a server's fault is an error, never a crash or a hang).
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, mcp } from '../lib/index.js';

@@ -1,4 +1,6 @@
-// Connect, close and the stdio child's life (contract §3.2, §3.3, §7).
+// Connect, close and the stdio child's life: connectMs bounds the whole handshake and a failed
+// connect leaves nothing behind; close() is idempotent, ends the child's stdin, then SIGTERMs and
+// SIGKILLs its process group (500 ms apart) and reaps it, and leaves nothing keeping Node alive.
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -1,6 +1,9 @@
 'use strict';
 
-/** The package's own typed refusal (contract §1). Hosts may substitute theirs via createMcp. */
+/**
+ * The package's own typed refusal: `name` 'ConfigError', `code` 'config', `retryable` false,
+ * `toWire()`. Hosts may substitute theirs via createMcp.
+ */
 class ConfigError extends Error {
   constructor(message, options) {
     super(message, options);
@@ -17,8 +20,8 @@ class ConfigError extends Error {
 const CONFIG_CODE = 'RULVAR_CONFIG';
 
 /**
- * Rebuilds a native typed refusal with the host's class; anything else is rethrown unchanged.
- * The native error's stack is the useful one for a refusal raised inside a call, so it is kept.
+ * Rebuilds a native typed refusal with the host's class; anything else is returned unchanged.
+ * Only the message and the cause carry over: the new error's stack is where it was rebuilt.
  */
 function adopt(ErrorClass, err) {
   if (err === null || typeof err !== 'object' || err.code !== CONFIG_CODE) return err;

@@ -1,8 +1,10 @@
 'use strict';
 
 /**
- * The in-process bridge (contract §7): the SDK `Transport` object handed to the host's
- * `server.connect()`, carrying JSON-RPC messages to and from the native client.
+ * The in-process bridge: the SDK `Transport` object (`start`, `send`, `close`, and the
+ * `onmessage`, `onclose`, `onerror` the server sets) handed to the host's `server.connect()`,
+ * carrying JSON-RPC messages to and from the native client. close() fires the server side's
+ * `onclose`, so the same server object can be connected again.
  *
  * Every function here is called from native code through a thread-safe function that must
  * never throw (a throw there would be fatal), so each one catches what the server does.

@@ -1,7 +1,7 @@
 'use strict';
 
 /**
- * The regulated posture, read live from the host's config object on every call (contract §3):
+ * The regulated posture, read live from the host's config object on every call (no wire):
  * a host that mutates its config after construction sees the mutation here.
  */
 function describePosture(config, id) {

@@ -1,7 +1,9 @@
 'use strict';
 
-// The JS half of an McpToolSource: single-flight and the snapshot's array (design hazard 13),
-// ToolDef objects with an own `execute` (hazard 5), abort and progress plumbing for calls.
+// The JS half of an McpToolSource: single-flight decided synchronously at call time, and one JS
+// array per snapshot, so a cached tools() and every sharer of a sweep get the very same array;
+// ToolDef objects whose `execute` is an own property, so `{ ...def }` keeps it; abort and
+// progress plumbing for calls.
 const { adopt } = require('./errors.js');
 const { describePosture } = require('./posture.js');
 const { makeInprocessBridge } = require('./inprocess.js');

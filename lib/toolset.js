@@ -13,7 +13,8 @@ function contractOf(tool) {
 }
 
 /**
- * Expands sources in order and refuses names the engine cannot carry (contract §9.3).
+ * Expands sources in order and refuses names the engine cannot carry: one outside
+ * ^[a-zA-Z0-9_-]{1,64}$, or a name already in the toolset.
  * Hashing itself is native; this is only the walk over host objects.
  */
 function makeResolveToolset(native, ConfigError) {

@@ -1,14 +1,12 @@
-//! The engine's hashing vectors (`../shared/vectors/hashing.json`), run against the pure core.
+//! The engine's hashing vectors (`tests/vectors/hashing.json`, origin and format in the README
+//! beside it), run against the pure core.
 
 use rulvar_mcp_native::core::{canonical, hash, jcs};
 use serde_json::Value;
 
 fn vectors() -> Vec<Value> {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../shared/vectors/hashing.json"
-    );
-    let text = std::fs::read_to_string(path).expect("the shared vectors sit beside the repo");
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/vectors/hashing.json");
+    let text = std::fs::read_to_string(path).expect("tests/vectors/hashing.json is in the repo");
     serde_json::from_str(&text).expect("vectors parse")
 }
 

@@ -1,4 +1,5 @@
-//! Admission (contract §5): filter, schema bytes, final names, canonicalization, validators.
+//! Admission: filter (deny wins over allow), schema bytes (of admitted tools only), final names,
+//! canonicalization of the input schema, validators; the first refusal fails the whole import.
 
 use super::canonical::{canonicalize, certainly_canonical};
 use super::config::Config;
@@ -116,7 +117,6 @@ pub fn valid_name(name: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
-/// UTF-8 length of `JSON.stringify(value)`: wire key order, ECMAScript numbers, no whitespace.
 /// A schema's JSON text exactly as sent (serde_json keeps key order and every number).
 fn exact_text(value: &Value) -> String {
     serde_json::to_string(value).unwrap_or_default()

@@ -1,4 +1,4 @@
-//! The canonical form of a JSON Schema, bit-exact with the engine (contract §9.2).
+//! The canonical form of a JSON Schema, bit-exact with the engine's, its quirks included.
 //!
 //! Annotations are dropped, local `$ref`s are inlined, and what cannot be inlined safely is
 //! refused typed. Two hostile shapes are bounded here rather than trusted: deep nesting (the

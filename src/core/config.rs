@@ -1,7 +1,9 @@
-//! The validated config (contract §2): every check and message, in the contract's order.
+//! The validated config: every check and message of the TypeScript original, in its order
+//! (bounds, timeouts, requireBounds, drift, http.headers, transport keys); the first failure
+//! throws.
 //!
 //! Checks the TypeScript original lacked (unknown keys, malformed allow/deny/approval/risk,
-//! the stdio extension keys) run after the contract's own six, so a config the original
+//! the stdio extension keys) run after those six, so a config the original
 //! refused is refused with the original's message.
 
 use super::error::{ConfigError, Result};
@@ -35,7 +37,8 @@ pub const TOP_LEVEL_KEYS: [&str; 21] = [
     "id",
 ];
 pub const RISK_LABELS: [&str; 5] = ["read", "write", "network", "execute", "destructive"];
-/// The host environment variables a stdio child sees by default (contract §7).
+/// The host environment variables a stdio child sees by default: no other host variable (and so
+/// no secret in the host's environment) reaches a third-party server.
 pub const ENV_ALLOW_LIST: [&str; 6] = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
 
 /// The longest wait any timeout stands for (about 30 years). Every accepted number of

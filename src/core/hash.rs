@@ -1,4 +1,4 @@
-//! Identity hashes (contract §9.3): lowercase hex SHA-256 of JCS texts.
+//! Identity hashes, bit-exact with the engine: lowercase hex SHA-256 of JCS texts.
 
 use super::canonical::canonical_jcs;
 use super::error::Result;

@@ -1,4 +1,6 @@
-//! Mapping a tools/call result to what `execute` resolves with (contract §5.1, steps 3-6).
+//! Mapping a tools/call result to what `execute` resolves with: `isError` rejects with the text,
+//! then `structuredContent` (required by, and validated against, a declared outputSchema), else
+//! the content blocks (one string when all are text, else an array).
 
 use super::validate::{describe, Compiled};
 use serde_json::{Map, Value};

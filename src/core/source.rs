@@ -1,5 +1,5 @@
 //! One tool source: lazy connect, the cached snapshot and its generation, single-flight
-//! sweeps, the drift poison, and close (contract §3, §6).
+//! sweeps, the drift poison, and close (which resets all of it, so tools() connects afresh).
 
 use super::admit::{admit, ToolSpec};
 use super::config::{wait_of, Config, Drift as DriftPolicy};
@@ -389,7 +389,7 @@ impl Source {
     }
 
     /// `execute`, started: validates the input, sends tools/call with the original name, and
-    /// hands `done` the call's id and the mapped result's JSON text (contract §5.1) on
+    /// hands `done` the call's id and the mapped result's JSON text (`result.rs`) on
     /// whichever thread the reply, the timeout or the connection's end arrives. Input that
     /// fails validation is refused here, before anything is sent. Returns the request id,
     /// which `cancel` takes.

@@ -1,4 +1,4 @@
-//! The tools/list sweep (contract §4): cursor pagination with every bound and guard.
+//! The tools/list sweep: cursor pagination with every bound and guard, each a typed refusal.
 //!
 //! The wire is abstracted as one page fetch, so the guards are tested here without a server.
 

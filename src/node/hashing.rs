@@ -1,4 +1,4 @@
-//! Identity hashing and validation exports (contract §9 and `validateJson`).
+//! Identity hashing exports (bit-exact with the engine) and `validateJson`.
 
 use super::convert::{from_json, to_json};
 use super::errors::{refusal, JsError};

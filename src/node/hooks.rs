@@ -1,4 +1,4 @@
-//! The host's JS callbacks as thread-safe functions (design hazards 2 and 4).
+//! The host's JS callbacks as thread-safe functions, none of them fatal or keeping Node alive.
 //!
 //! Every one is weak (it never keeps Node's event loop alive) and not callee-handled, and each
 //! is awaited with `call_async_catch`, so a hook that throws becomes an ordinary error.

@@ -121,7 +121,7 @@ pub struct NativeSource {
 
 #[napi]
 impl NativeSource {
-    /// Validates the config (contract §2) before any I/O; a refusal is a `ConfigError`.
+    /// Validates the config before any I/O; the first failed check is a `ConfigError`.
     /// The hooks are the JS side's: the header hook, the in-process bridge, progress reports.
     #[napi(constructor, catch_unwind)]
     // Each hook is a separate JS function napi turns into its own thread-safe function; an
@@ -266,8 +266,9 @@ impl NativeSource {
     }
 
     /// The in-process server's `send`: runs on the JS thread, so a listChanged is seen before
-    /// `send` returns (design hazard 1). A reply that finishes a call is routed right here;
-    /// what finished comes back as `takeCompletions()` would give it.
+    /// `send` returns (a host waits one setImmediate and expects the next tools() to list again).
+    /// A reply that finishes a call is routed right here; what finished comes back as
+    /// `takeCompletions()` would give it.
     #[napi(catch_unwind, ts_return_type = "string | null")]
     pub fn deliver<'env>(&self, env: &'env Env, text: String) -> napi::Result<Unknown<'env>> {
         let inbound = self.inbound.as_ref().and_then(|slot| slot.lock().ok());

@@ -1,7 +1,8 @@
 //! The admitted tools as the JSON text the JS side turns into ToolDef objects.
 //!
 //! One `JSON.parse` of this text is far cheaper than building thousands of schema objects
-//! through N-API, and it yields plain objects and arrays (design hazard 14).
+//! through N-API, and it yields plain objects and arrays, the only values the engine's canonical
+//! JSON serializer accepts.
 
 use crate::core::admit::ToolSpec;
 use crate::core::jcs::write_string;

@@ -1,9 +1,9 @@
-//! streamable HTTP (contract §7): POST per message, JSON or SSE answers, `Mcp-Session-Id`,
+//! streamable HTTP: POST per message, JSON or SSE answers, `Mcp-Session-Id`,
 //! a GET stream for server notifications, DELETE on close.
 //!
 //! Headers come from the config's record or the host's hook, fetched afresh before EVERY wire
-//! request (design hazard 10). Redirects are followed only within the same origin: header
-//! values are credentials and must not reach another host.
+//! request, so a rotated token reaches the very next one. Redirects are followed only within
+//! the same origin: header values are credentials and must not reach another host.
 
 use super::observe::Inbound;
 use super::{Wire, MAX_FRAME_BYTES};

@@ -1,4 +1,4 @@
-//! The first reader of every inbound message (design hazard 1).
+//! The first reader of every inbound message.
 //!
 //! A `tools/list_changed` must invalidate the cache before any later message from the same
 //! server is processed, so the generation is bumped here, synchronously, before the message
