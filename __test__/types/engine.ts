@@ -66,6 +66,10 @@ export const inprocess: McpStrictConfig = {
   server: { connect: async (_transport: unknown) => {} },
 };
 
+// What the README recommends to direct users: a strict config, then mcp().
+const recommended = { transport: 'stdio', command: 'github-mcp-server', prefix: 'gh' } satisfies McpStrictConfig;
+export const recommendedSource: McpToolSource = mcp(recommended);
+
 // @ts-expect-error a typo'd key must not compile
 export const typo: McpConfig = { transport: 'stdio', command: 'x', maxtools: 5 };
 
