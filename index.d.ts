@@ -3,6 +3,12 @@
 
 export type ToolRisk = 'read' | 'write' | 'network' | 'execute' | 'destructive';
 
+/** A JSON value (the engine's `Json`). */
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+
+/** A JSON Schema object (the engine's `JsonSchema`). */
+export type JsonSchema = { [key: string]: unknown };
+
 export type HeaderRecord = Record<string, string>;
 export type HeaderHook = () => HeaderRecord | Promise<HeaderRecord>;
 
@@ -31,6 +37,10 @@ interface McpCommonConfig {
   drift?: 'rekey' | 'refuse';
 }
 
+/**
+ * The strict stdio config: one member of {@link McpStrictConfig}. Keys of the other transports are
+ * typed `never`, so a crossed key does not compile.
+ */
 export interface McpStdioConfig extends McpCommonConfig {
   transport: 'stdio';
   command: string;
@@ -44,6 +54,7 @@ export interface McpStdioConfig extends McpCommonConfig {
   http?: never;
 }
 
+/** The strict streamable-HTTP config: one member of {@link McpStrictConfig}. */
 export interface McpHttpConfig extends McpCommonConfig {
   transport: 'streamable-http';
   url: string;
@@ -56,11 +67,16 @@ export interface McpHttpConfig extends McpCommonConfig {
   stderr?: never;
 }
 
-/** Anything with the SDK server's `connect(transport)`: a `Server` or `McpServer`. */
+/**
+ * Anything with the SDK server's `connect(transport)`: a `Server` or `McpServer`. The transport it
+ * is handed is the package's in-memory one (the SDK's `Transport` shape); `connect` is a method, so
+ * a server whose `connect` takes the SDK's `Transport` type is accepted.
+ */
 export interface InProcessServer {
-  connect(transport: any): Promise<void>;
+  connect(transport: unknown): Promise<void>;
 }
 
+/** The strict in-process config: one member of {@link McpStrictConfig}. */
 export interface McpInProcessConfig extends McpCommonConfig {
   transport: 'inprocess';
   server: InProcessServer;
@@ -73,23 +89,76 @@ export interface McpInProcessConfig extends McpCommonConfig {
   stderr?: never;
 }
 
-export type McpConfig = McpStdioConfig | McpHttpConfig | McpInProcessConfig;
+/**
+ * The strict config, one member per transport: a key of another transport (`url` on stdio, `env`
+ * over HTTP, `http` in-process) does not compile. Recommended for code that imports this package
+ * directly: `const cfg = { ... } satisfies McpStrictConfig` (or annotate with it), then `mcp(cfg)`.
+ * Every `McpStrictConfig` is an {@link McpConfig}.
+ */
+export type McpStrictConfig = McpStdioConfig | McpHttpConfig | McpInProcessConfig;
 
+/**
+ * The flat config `mcp()` accepts: the engine's own `McpConfig` shape (every key optional except
+ * `transport`), plus the stdio extension keys. Crossed keys compile here and are refused at run
+ * time with a `ConfigError` ("'url' is not a config key of the 'stdio' transport"), exactly as the
+ * engine's tests expect; use {@link McpStrictConfig} to refuse them at compile time instead.
+ */
+export interface McpConfig extends McpCommonConfig {
+  transport: 'stdio' | 'streamable-http' | 'inprocess';
+  /** stdio: the child process to spawn (required there). */
+  command?: string;
+  /** stdio only. */
+  args?: string[];
+  /** stdio only: added to the default environment allow-list. */
+  env?: Record<string, string>;
+  /** stdio only. */
+  cwd?: string;
+  /** stdio only. */
+  stderr?: 'inherit' | 'ignore' | 'pipe';
+  /** streamable-http: the server endpoint (required there). */
+  url?: string;
+  /** streamable-http only. */
+  http?: { headers?: HeaderRecord | HeaderHook };
+  /**
+   * inprocess: the server instance (required there), anything with `connect(transport)` (an
+   * {@link InProcessServer}). `unknown` here because the engine's config types it so; checked at
+   * run time.
+   */
+  server?: unknown;
+}
+
+/** Log levels of {@link ToolContext.log}. */
+export type ToolLogLevel = 'debug' | 'info' | 'warn' | 'error';
+
+/** The spawn's declared isolation (the engine's `IsolationSpec`). Not read by this package. */
+export type ToolIsolation = 'none' | 'readonly' | { kind: 'worktree'; ref?: string };
+
+/**
+ * What `execute` is handed: the engine's `ToolContext` is assignable to it. Only `signal` (abort)
+ * and `log` (progress notifications, at 'debug' with the progress object as data) are read; the
+ * rest is optional so a direct caller can pass `{ runId }`.
+ */
 export interface ToolContext {
   runId: string;
   spanId?: string;
-  agent?: string;
+  agent?: { agentType: string; label?: string };
   cwd?: string;
-  isolation?: unknown;
+  isolation?: ToolIsolation;
   signal?: AbortSignal;
-  log?: (level: 'debug' | 'info' | 'warn' | 'error', message: string, data?: unknown) => void;
+  log?: (level: ToolLogLevel, msg: string, data?: JsonValue) => void;
 }
 
-export interface ToolDef<I = any, O = unknown> {
+/**
+ * An imported tool. Assignable to the engine's `ToolDef` (whose `execute` takes `unknown` input for
+ * a JSON Schema `parameters`), which is why `I` defaults to `unknown`: any JSON value is sent as
+ * the call's arguments (`undefined` as `{}`); the engine validates it against `parameters` first.
+ */
+export interface ToolDef<I = unknown, O = unknown> {
   kind: 'tool';
   name: string;
   description: string;
-  parameters: unknown;
+  /** The tool's input JSON Schema, as the server declared it. */
+  parameters: JsonSchema;
   executor: 'inprocess';
   needsApproval: boolean;
   risk?: ToolRisk;
@@ -152,8 +221,14 @@ export declare class ConfigError extends Error {
 
 export type ConfigErrorClass = new (message: string, options?: { cause?: unknown }) => Error;
 
+/** Accepts the flat {@link McpConfig}; every {@link McpStrictConfig} is one. */
 export declare function mcp(config: McpConfig): McpToolSource;
-export declare function createMcp(options: { ConfigError: ConfigErrorClass }): typeof mcp;
+/**
+ * `mcp` building its typed refusals with the host's `ConfigError` class. The result is assignable
+ * to an engine's `(cfg: McpConfig) => McpToolSource` whether the engine keeps its own `McpConfig`
+ * and `McpToolSource` declarations or re-exports this package's.
+ */
+export declare function createMcp(options: { ConfigError: ConfigErrorClass }): (config: McpConfig) => McpToolSource;
 
 export declare function jcsSerialize(value: unknown): string;
 export declare function canonicalizeSchema(schema: unknown): unknown;

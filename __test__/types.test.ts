@@ -1,6 +1,6 @@
 // The public types compile the way an engine uses them, and wrong configs do not.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -30,6 +30,8 @@ describe('index.d.ts', () => {
     const dir = mkdtempSync(join(tmpdir(), 'rulvar-types-'));
     const source = readFileSync(fileURLToPath(new URL('./types/engine.ts', import.meta.url)), 'utf8');
     writeFileSync(join(dir, 'engine.ts'), source.replace(/\/\/ @ts-expect-error.*\n/g, ''));
+    // The copy resolves the SDK's types from this package's node_modules.
+    symlinkSync(fileURLToPath(new URL('../node_modules', import.meta.url)), join(dir, 'node_modules'), 'dir');
     const config = JSON.parse(readFileSync(project, 'utf8'));
     config.compilerOptions.baseUrl = fileURLToPath(new URL('./types/', import.meta.url));
     writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify(config));

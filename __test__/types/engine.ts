@@ -7,12 +7,15 @@ import {
   toolsetHash,
   validateJson,
   type McpConfig,
+  type McpStrictConfig,
   type McpSourceRegulatedPosture,
   type McpToolSource,
   type ResolvedToolset,
   type ToolContext,
   type ToolDef,
 } from '@rulvar/mcp-native';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 
 class EngineConfigError extends Error {
   readonly code = 'config' as const;
@@ -25,7 +28,7 @@ class EngineConfigError extends Error {
 // The drop-in recipe.
 export const engineMcp: typeof mcp = createMcp({ ConfigError: EngineConfigError });
 
-export const stdio: McpConfig = {
+export const stdio: McpStrictConfig = {
   transport: 'stdio',
   command: 'github-mcp-server',
   args: ['stdio'],
@@ -45,32 +48,52 @@ export const stdio: McpConfig = {
   drift: 'refuse',
 };
 
-export const http: McpConfig = {
+export const http: McpStrictConfig = {
   transport: 'streamable-http',
   url: 'https://mcp.example.com/mcp',
   http: { headers: async () => ({ authorization: 'Bearer rotated' }) },
   approval: true,
 };
 
-export const staticHeaders: McpConfig = {
+export const staticHeaders: McpStrictConfig = {
   transport: 'streamable-http',
   url: 'https://mcp.example.com/mcp',
   http: { headers: { authorization: 'Bearer fixed' } },
 };
 
-export const inprocess: McpConfig = {
+export const inprocess: McpStrictConfig = {
   transport: 'inprocess',
   server: { connect: async (_transport: unknown) => {} },
 };
 
+// What the README recommends to direct users: a strict config, then mcp().
+const recommended = { transport: 'stdio', command: 'github-mcp-server', prefix: 'gh' } satisfies McpStrictConfig;
+export const recommendedSource: McpToolSource = mcp(recommended);
+
 // @ts-expect-error a typo'd key must not compile
 export const typo: McpConfig = { transport: 'stdio', command: 'x', maxtools: 5 };
 
-// @ts-expect-error a key of another transport must not compile
-export const crossed: McpConfig = { transport: 'stdio', command: 'x', url: 'https://x' };
+// The SDK's own servers are in-process servers as they are.
+export const sdkMcpServer: McpStrictConfig = {
+  transport: 'inprocess',
+  server: new McpServer({ name: 'demo', version: '1.0.0' }),
+};
+export const sdkServer: McpStrictConfig = {
+  transport: 'inprocess',
+  server: new Server({ name: 'demo', version: '1.0.0' }, { capabilities: { tools: {} } }),
+};
 
-// @ts-expect-error stdio extension keys are stdio-only
-export const envOverHttp: McpConfig = { transport: 'streamable-http', url: 'https://x', env: { A: 'b' } };
+// Every strict config is a flat one (what mcp() takes).
+export const flat: McpConfig[] = [stdio, http, staticHeaders, inprocess];
+
+// The flat config (the engine's shape) takes a crossed key; the run time refuses it.
+export const crossedFlat: McpConfig = { transport: 'stdio', command: 'x', url: 'https://x' };
+
+// @ts-expect-error a key of another transport must not compile (strict config)
+export const crossed: McpStrictConfig = { transport: 'stdio', command: 'x', url: 'https://x' };
+
+// @ts-expect-error stdio extension keys are stdio-only (strict config)
+export const envOverHttp: McpStrictConfig = { transport: 'streamable-http', url: 'https://x', env: { A: 'b' } };
 
 // @ts-expect-error risk labels are a closed set
 export const badRisk: McpConfig = { transport: 'stdio', command: 'x', risk: { a: 'dangerous' } };
@@ -81,12 +104,12 @@ export async function runEngine(source: McpToolSource, signal: AbortSignal): Pro
   const kind: 'tool' = def.kind;
   const name: string = def.name;
   const description: string = def.description;
-  const parameters: unknown = def.parameters;
+  const parameters: { [key: string]: unknown } = def.parameters;
   const executor: 'inprocess' = def.executor;
   const needsApproval: boolean = def.needsApproval;
   const risk: 'read' | 'write' | 'network' | 'execute' | 'destructive' | undefined = def.risk;
   void [kind, name, description, parameters, executor, needsApproval, risk];
-  const ctx: ToolContext = { runId: 'r1', spanId: 's1', agent: 'a', cwd: '/', signal, log: (_level, _message) => {} };
+  const ctx: ToolContext = { runId: 'r1', spanId: 's1', agent: { agentType: 'a', label: 'l' }, isolation: 'none', cwd: '/', signal, log: (_level, _message) => {} };
   const out: unknown = await def.execute({ q: 'x' }, ctx);
   void out;
   const posture: McpSourceRegulatedPosture = source.describeRegulatedPosture();
