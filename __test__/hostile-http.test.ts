@@ -54,6 +54,36 @@ async function failure(config: Record<string, unknown>): Promise<{ err: Error; m
 }
 
 describe('hostile HTTP servers', () => {
+  it('a 70 MiB SSE event: the typed frame-limit refusal, as over stdio', async () => {
+    const url = await hostile(async (_q, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const chunk = 'x'.repeat(1024 * 1024);
+      res.write('data: {"jsonrpc":"2.0","id":2,"result":{"tools":[],"pad":"');
+      for (let i = 0; i < 70 && !res.destroyed; i++) {
+        if (!res.write(chunk)) await new Promise((r) => res.once('drain', r));
+      }
+      res.end('"}}\n\n');
+    });
+    const { err } = await failure({ url, timeouts: { listMs: 20_000 } });
+    expect(err.message).toMatch(/larger than the 64 MiB frame limit/);
+  }, 30_000);
+
+  it('a 500 whose body echoes the Authorization header: the token is redacted', async () => {
+    const token = 'Bearer tok-9f8e7d6c5b4a-secret';
+    const url = await hostile((req, res) => {
+      res.writeHead(500, { 'content-type': 'text/plain' }).end(`denied for ${req.headers.authorization}`);
+    });
+    const { err } = await failure({ url, http: { headers: { authorization: token } } });
+    expect(err.message).toMatch(/HTTP 500/);
+    expect(err.message).toContain('denied for [redacted]');
+    expect(err.message).not.toContain('tok-9f8e7d6c5b4a-secret');
+    // The hook's values too, whichever it returned last.
+    let n = 0;
+    const { err: hooked } = await failure({ url, http: { headers: () => ({ authorization: `Bearer rotating-token-${++n}` }) } });
+    expect(hooked.message).toContain('denied for [redacted]');
+    expect(hooked.message).not.toMatch(/rotating-token/);
+  });
+
   it('500 with an HTML body: a plain error quoting the status', async () => {
     const url = await hostile((_q, res) => {
       res.writeHead(500, { 'content-type': 'text/html' }).end('<html><body>Internal oops</body></html>');

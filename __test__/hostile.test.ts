@@ -157,6 +157,14 @@ describe('hostile stdio servers', () => {
     });
   });
 
+  it("redacts env values a server's JSON-RPC error message echoes", async () => {
+    await withHostile('errorEchoesEnv', { stderr: 'ignore', env: { MODE: 'errorEchoesEnv', TOKEN: 'tok-0a1b2c3d4e5f' } }, async (s) => {
+      const [echo] = await s.tools(session);
+      const err = await echo.execute({}, ctx).catch((e) => e);
+      expect(err.message).toBe("mcp: tool 'echo' failed: MCP error -32000: token [redacted] was refused");
+    });
+  });
+
   it('fails calls queued behind a full pipe at once when the server then closes its stdin', async () => {
     await withHostile('stallThenCloseStdin', { stderr: 'ignore', timeouts: { callMs: 20_000 } }, async (s) => {
       const [echo] = await s.tools(session);

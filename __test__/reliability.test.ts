@@ -3,7 +3,7 @@
 import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { mcp } from '../lib/index.js';
+import { ConfigError, jcsSerialize, mcp } from '../lib/index.js';
 import { buildServer } from '../examples/server.mjs';
 import { example, fixture, liveChildren, serveHttp } from './helpers/harness.js';
 
@@ -120,6 +120,27 @@ describe('secrets never appear in messages or the posture', () => {
     } finally {
       await served.stop();
     }
+  });
+});
+
+describe('inputs sized by the host', () => {
+  it('timeouts far beyond any clock are real deadlines, not a panic', async () => {
+    const source = mcp({ transport: 'inprocess', server: buildServer(), timeouts: { connectMs: 1e300, listMs: 1e300, callMs: Number.MAX_VALUE, discoveryMs: 1e300 } });
+    try {
+      const defs = await source.tools(session);
+      expect(await defs[0].execute({ text: 'x' }, ctx)).toBe('x');
+    } finally {
+      await source.close();
+    }
+  });
+
+  it('a JS array length never sizes a reservation or a walk', () => {
+    const huge = new Array(2 ** 32 - 1);
+    const started = Date.now();
+    expect(() => jcsSerialize(huge)).toThrow(/undefined in an array/);
+    expect(() => mcp({ transport: 'stdio', command: 'x', allow: huge } as any)).toThrow(ConfigError);
+    expect(() => mcp({ transport: 'stdio', command: 'x', args: huge } as any)).toThrow(ConfigError);
+    expect(Date.now() - started).toBeLessThan(2000);
   });
 });
 

@@ -11,7 +11,7 @@ use super::sweep::{sweep, PageError, SweepBounds, SweepError};
 use super::validate::describe;
 use crate::client::handshake;
 use crate::client::rpc::{Listener, Rpc, RpcError, Waiter};
-use crate::transport::observe::{Drift, Inbound};
+use crate::transport::observe::{Drift, Inbound, TRANSPORT_FAILURE};
 use crate::transport::Wire;
 use futures::future::BoxFuture;
 use serde_json::{json, Value};
@@ -22,6 +22,18 @@ use std::time::Duration;
 
 /// The SDK's default request timeout, used where the config declares none.
 pub const DEFAULT_TIMEOUT_MS: f64 = 60_000.0;
+
+/// `e` with the server's own error message redacted: it can echo a header or env value.
+/// Failures our transports report carry their server text redacted already.
+fn redacted(secrets: &Secrets, e: RpcError) -> RpcError {
+    match e {
+        RpcError::Remote { code, message } if code != TRANSPORT_FAILURE => RpcError::Remote {
+            code,
+            message: secrets.redact(&message),
+        },
+        other => other,
+    }
+}
 
 /// Why a source operation failed, sorted by how the JS side must surface it.
 #[derive(Debug)]
@@ -166,16 +178,6 @@ impl Source {
 
     /// `tools()`: the cached snapshot while it is current, else connect (lazily) and sweep.
     pub async fn tools(&self) -> Result<Arc<Snapshot>, SourceError> {
-        self.import().await.map_err(|e| match e {
-            SourceError::Refused(c) => {
-                SourceError::Refused(ConfigError::new(self.secrets.redact(&c.message)))
-            }
-            SourceError::Failed(m) => SourceError::Failed(self.secrets.redact(&m)),
-            host => host,
-        })
-    }
-
-    async fn import(&self) -> Result<Arc<Snapshot>, SourceError> {
         if self.drift.poisoned() {
             return Err(self.poison_refusal());
         }
@@ -305,7 +307,10 @@ impl Source {
                 // the server's last words here.
                 let message = match e {
                     RpcError::Closed(reason) => reason,
-                    other => with_diagnostics(other.describe(), conn.rpc.wire().diagnostics()),
+                    other => with_diagnostics(
+                        redacted(&self.secrets, other).describe(),
+                        conn.rpc.wire().diagnostics(),
+                    ),
                 };
                 conn.rpc.close("mcp: the handshake failed");
                 conn.rpc.wire().abort().await;
@@ -359,11 +364,13 @@ impl Source {
             discovery_ms: self.config.timeouts.discovery_ms,
         };
         let rpc = conn.rpc.clone();
+        let secrets = self.secrets.clone();
         let result = sweep(
             &self.id,
             bounds,
             |cursor, timeout| {
                 let rpc = rpc.clone();
+                let secrets = secrets.clone();
                 async move {
                     let params = match cursor {
                         Some(c) => json!({ "cursor": c }),
@@ -373,7 +380,7 @@ impl Source {
                         .await
                         .map_err(|e| match e {
                             RpcError::TimedOut => PageError::TimedOut,
-                            other => PageError::Failed(other.describe()),
+                            other => PageError::Failed(redacted(&secrets, other).describe()),
                         })
                 }
             },
@@ -449,11 +456,11 @@ impl Source {
                             format_f64(call_ms)
                         ),
                         RpcError::Cancelled => format!("mcp: tool '{}' was aborted", spec.name),
-                        other => secrets.redact(&format!(
+                        other => format!(
                             "mcp: tool '{}' failed: {}",
                             spec.name,
-                            other.describe()
-                        )),
+                            redacted(&secrets, other).describe()
+                        ),
                     })
                 })
                 .and_then(|result| map_result(&spec.name, spec.output.as_ref(), result))

@@ -37,6 +37,7 @@ struct NodeConnector {
     inprocess: Option<InProcessHooks>,
     /// The stdio children of the Node environment that made this source.
     children: Arc<Children>,
+    secrets: Arc<Secrets>,
 }
 
 impl Connector for NodeConnector {
@@ -56,6 +57,7 @@ impl Connector for NodeConnector {
                     cwd: cwd.clone(),
                     stderr: *stderr,
                     children: self.children.clone(),
+                    secrets: self.secrets.clone(),
                 };
                 let result = stdio::spawn(&spec, inbound).map(|w| w as Arc<dyn Wire>);
                 Box::pin(async move { result.map_err(SourceError::Failed) })
@@ -65,7 +67,8 @@ impl Connector for NodeConnector {
                     .headers
                     .clone()
                     .unwrap_or_else(|| Arc::new(StaticHeaders(Vec::new())));
-                let result = http::open(url, headers, inbound).map(|w| w as Arc<dyn Wire>);
+                let result = http::open(url, headers, inbound, self.secrets.clone())
+                    .map(|w| w as Arc<dyn Wire>);
                 Box::pin(async move { result.map_err(SourceError::Failed) })
             }
             Transport::InProcess => {
@@ -182,6 +185,7 @@ impl NativeSource {
             headers,
             inprocess,
             children,
+            secrets: secrets.clone(),
         });
         let wake = Arc::new(Mutex::new(wake));
         let waker = wake.clone();

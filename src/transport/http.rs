@@ -7,6 +7,7 @@
 
 use super::observe::Inbound;
 use super::{Wire, MAX_FRAME_BYTES};
+use crate::core::secrets::Secrets;
 use futures::future::BoxFuture;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
 use serde_json::Value;
@@ -49,6 +50,7 @@ struct Shared {
     client: Mutex<Option<reqwest::Client>>,
     headers: Arc<dyn HeaderSource>,
     inbound: Inbound,
+    secrets: Arc<Secrets>,
     session: Mutex<Session>,
     tasks: Mutex<JoinSet<()>>,
     runtime: tokio::runtime::Handle,
@@ -67,10 +69,12 @@ fn ensure_crypto_provider() {
     });
 }
 
+/// `secrets` redacts what the server's bodies echo of the request (its header values).
 pub fn open(
     url: &str,
     headers: Arc<dyn HeaderSource>,
     inbound: Inbound,
+    secrets: Arc<Secrets>,
 ) -> Result<Arc<HttpWire>, String> {
     ensure_crypto_provider();
     // Requests are sent from the JS thread too, which is outside the runtime.
@@ -100,6 +104,7 @@ pub fn open(
             client: Mutex::new(Some(client)),
             headers,
             inbound,
+            secrets,
             session: Mutex::new(Session::default()),
             tasks: Mutex::new(JoinSet::new()),
             runtime,
@@ -196,7 +201,7 @@ impl Shared {
             return;
         }
         if !status.is_success() {
-            let detail = read_text(response, 512).await;
+            let detail = self.secrets.redact(&read_text(response, 512).await);
             if status == reqwest::StatusCode::NOT_FOUND && lock(&self.session).id.is_some() {
                 // The session is gone: this connection is over, the next tools() starts afresh.
                 return self.inbound.close(format!(

@@ -5,6 +5,7 @@
 //! ending or failing to start can say why it did. With `inherit` every byte is copied on to
 //! the host's stderr as it arrives; with `pipe` it is only kept; `ignore` has no pipe at all.
 
+use crate::core::secrets::Secrets;
 use std::collections::VecDeque;
 use std::io::{Read, Write};
 use std::sync::{Arc, Mutex};
@@ -68,8 +69,8 @@ impl StderrTail {
         let _ = tokio::time::timeout(within, ended.wait_for(|e| *e)).await;
     }
 
-    /// The last lines, trimmed; empty when the child wrote nothing.
-    pub fn text(&self) -> String {
+    /// The last lines, trimmed and redacted; empty when the child wrote nothing.
+    pub fn text(&self, secrets: &Secrets) -> String {
         let bytes: Vec<u8> = {
             let kept = self.bytes.lock().unwrap_or_else(|e| e.into_inner());
             kept.iter().copied().collect()
@@ -77,10 +78,7 @@ impl StderrTail {
         let text = String::from_utf8_lossy(&bytes);
         let text = text.trim();
         let lines: Vec<&str> = text.lines().collect();
-        lines[lines.len().saturating_sub(TAIL_LINES)..]
-            .join("\n")
-            .trim()
-            .to_owned()
+        secrets.redact(lines[lines.len().saturating_sub(TAIL_LINES)..].join("\n").trim())
     }
 }
 
@@ -110,13 +108,13 @@ mod tests {
         let text: String = (0..100).map(|i| format!("line {i}\n")).collect();
         let tail = StderrTail::capture(std::io::Cursor::new(text.into_bytes()), false);
         tail.settled(Duration::from_secs(5)).await;
-        let kept = tail.text();
+        let kept = tail.text(&Secrets::default());
         assert_eq!(kept.lines().count(), TAIL_LINES);
         assert!(kept.starts_with("line 80\n") && kept.ends_with("line 99"));
 
         let long = vec![b'x'; 3 * TAIL_BYTES];
         let tail = StderrTail::capture(std::io::Cursor::new(long), false);
         tail.settled(Duration::from_secs(5)).await;
-        assert_eq!(tail.text().len(), TAIL_BYTES);
+        assert_eq!(tail.text(&Secrets::default()).len(), TAIL_BYTES);
     }
 }

@@ -12,6 +12,7 @@ use super::stderr::StderrTail;
 use super::{Wire, MAX_FRAME_BYTES};
 use crate::core::config::{StderrMode, ENV_ALLOW_LIST};
 use crate::core::error::with_diagnostics;
+use crate::core::secrets::Secrets;
 use futures::future::BoxFuture;
 use std::process::Stdio;
 use std::sync::Arc;
@@ -28,6 +29,8 @@ pub struct StdioSpec {
     pub stderr: StderrMode,
     /// The Node environment that owns the child.
     pub children: Arc<Children>,
+    /// Redacts the stderr lines quoted in errors (a server may log its `env`).
+    pub secrets: Arc<Secrets>,
 }
 
 /// Grace periods of the close sequence: stdin closed, then SIGTERM, then SIGKILL.
@@ -41,6 +44,7 @@ pub struct StdioWire {
     child: Arc<tokio::sync::Mutex<Option<Child>>>,
     group: Option<Arc<Group>>,
     stderr: Option<Arc<StderrTail>>,
+    secrets: Arc<Secrets>,
     closing: mpsc::UnboundedSender<()>,
 }
 
@@ -93,6 +97,7 @@ pub fn spawn(spec: &StdioSpec, inbound: Inbound) -> Result<Arc<StdioWire>, Strin
             child.clone(),
             group.clone(),
             stderr.clone(),
+            spec.secrets.clone(),
             closing_rx,
         ));
     }
@@ -101,6 +106,7 @@ pub fn spawn(spec: &StdioSpec, inbound: Inbound) -> Result<Arc<StdioWire>, Strin
         child,
         group,
         stderr,
+        secrets: spec.secrets.clone(),
         closing: closing_tx,
     }))
 }
@@ -111,6 +117,7 @@ async fn read_frames(
     child: Arc<tokio::sync::Mutex<Option<Child>>>,
     group: Option<Arc<Group>>,
     stderr: Option<Arc<StderrTail>>,
+    secrets: Arc<Secrets>,
     mut closing: mpsc::UnboundedReceiver<()>,
 ) {
     let mut reader = BufReader::with_capacity(64 * 1024, stdout);
@@ -121,7 +128,7 @@ async fn read_frames(
             _ = closing.recv() => break "mcp: the connection was closed".to_owned(),
         };
         let available = match chunk {
-            Ok([]) => break exit_reason(&child, stderr.as_deref()).await,
+            Ok([]) => break exit_reason(&child, stderr.as_deref(), &secrets).await,
             Ok(bytes) => bytes,
             Err(e) => break format!("mcp: reading the server's stdout failed: {e}"),
         };
@@ -167,6 +174,7 @@ fn trim_line(line: &[u8]) -> &[u8] {
 async fn exit_reason(
     child: &Arc<tokio::sync::Mutex<Option<Child>>>,
     stderr: Option<&StderrTail>,
+    secrets: &Secrets,
 ) -> String {
     // Stdout closed: give the process a moment to report how it ended.
     let status = {
@@ -190,7 +198,7 @@ async fn exit_reason(
     if let Some(stderr) = stderr {
         stderr.settled(STDERR_SETTLE).await;
     }
-    let tail = stderr.map(StderrTail::text).filter(|t| !t.is_empty());
+    let tail = stderr.map(|s| s.text(secrets)).filter(|t| !t.is_empty());
     with_diagnostics(format!("mcp: the server process {how}"), tail)
 }
 
@@ -240,7 +248,7 @@ impl Wire for StdioWire {
     fn diagnostics(&self) -> Option<String> {
         self.stderr
             .as_ref()
-            .map(|s| s.text())
+            .map(|s| s.text(&self.secrets))
             .filter(|t| !t.is_empty())
     }
 
@@ -263,6 +271,7 @@ impl StdioWire {
             child: self.child.clone(),
             group: self.group.clone(),
             stderr: self.stderr.clone(),
+            secrets: self.secrets.clone(),
             closing: self.closing.clone(),
         }
     }
