@@ -78,7 +78,11 @@ impl StderrTail {
         let text = String::from_utf8_lossy(&bytes);
         let text = text.trim();
         let lines: Vec<&str> = text.lines().collect();
-        secrets.redact(lines[lines.len().saturating_sub(TAIL_LINES)..].join("\n").trim())
+        secrets.redact(
+            lines[lines.len().saturating_sub(TAIL_LINES)..]
+                .join("\n")
+                .trim(),
+        )
     }
 }
 
