@@ -247,3 +247,10 @@ export type ValidationResult =
   | { valid: true }
   | { valid: false; issues: Array<{ message: string; path?: string }> };
 export declare function validateJson(schema: unknown, value: unknown): ValidationResult;
+
+/**
+ * Why a tool's input or output runs without a validator, when it does: its schema could not be
+ * compiled (the original then sends the input unchecked too). `undefined` for a tool whose
+ * schemas are both validated, and for a ToolDef this package did not make.
+ */
+export declare function unvalidatedReasons(def: object): { input?: string; output?: string } | undefined;

@@ -8,6 +8,7 @@
 const { parseArgs } = require('node:util');
 const path = require('node:path');
 const api = require('../lib/index.js');
+const { unvalidatedReasons } = require('../lib/source.js');
 
 const USAGE = `usage: rulvar-mcp inspect|call <tool> [json] [options]
 targets (default: the embedded example server, examples/server.mjs, over stdio):
@@ -128,6 +129,8 @@ async function inspect(source, config, json) {
     schemaBytes: Buffer.byteLength(JSON.stringify(def.parameters)),
     contractHash: api.toolContractHash(def).slice(0, 12),
     description: def.description,
+    // Why the tool's input or output is not validated (its schema could not be compiled).
+    unvalidated: unvalidatedReasons(def) ?? null,
   }));
   const report = {
     source: source.id,
@@ -146,6 +149,11 @@ async function inspect(source, config, json) {
   ])];
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
   for (const row of rows) console.log(`  ${row.map((c, i) => c.padEnd(widths[i])).join('  ')}`.trimEnd());
+  for (const t of tools.filter((t) => t.unvalidated !== null)) {
+    for (const side of ['input', 'output']) {
+      if (t.unvalidated[side] !== undefined) console.log(`  ${t.name}: ${side} not validated: ${t.unvalidated[side]}`);
+    }
+  }
   console.log(`toolsetHash    ${report.toolsetHash}`);
   console.log(`authorityHash  ${report.authorityHash}`);
   console.log(`posture        ${JSON.stringify(report.posture)}`);

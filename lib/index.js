@@ -4,7 +4,7 @@
 // the sugar the native layer cannot offer (see source.js).
 const native = require('../index.js');
 const { ConfigError, adopt } = require('./errors.js');
-const { createSource } = require('./source.js');
+const { createSource, unvalidatedReasons } = require('./source.js');
 const { makeResolveToolset } = require('./toolset.js');
 
 function createMcp(options) {
@@ -45,4 +45,5 @@ module.exports = {
   ...hashing,
   resolveToolset: makeResolveToolset(hashing, ConfigError),
   validateJson: typed(native.validateJson),
+  unvalidatedReasons,
 };

@@ -12,5 +12,6 @@ export const {
   toolsetAuthorityHash,
   resolveToolset,
   validateJson,
+  unvalidatedReasons,
 } = pkg;
 export default pkg;

@@ -27,6 +27,16 @@ function report(log, p) {
   }
 }
 
+// Tools whose schema could not be compiled into a validator, and why: the values they take
+// or return then pass unchecked. Kept beside the ToolDef, whose own properties are the
+// engine's; `rulvar-mcp inspect` shows it.
+const unvalidated = new WeakMap();
+
+/** `{ input?, output? }`: why a tool's input or output runs without a validator, if it does. */
+function unvalidatedReasons(def) {
+  return unvalidated.get(def);
+}
+
 function createSource(native, HostConfigError, config) {
   let nativeSource = null;
   const isObject = config !== null && typeof config === 'object';
@@ -151,6 +161,9 @@ function createSource(native, HostConfigError, config) {
       };
       if (tool.risk !== undefined) def.risk = tool.risk;
       def.execute = (input, ctx) => execute(snapshot, def, index, input, ctx);
+      if (tool.inputUnvalidated !== undefined || tool.outputUnvalidated !== undefined) {
+        unvalidated.set(def, { input: tool.inputUnvalidated, output: tool.outputUnvalidated });
+      }
       return def;
     });
   }
@@ -196,4 +209,4 @@ function createSource(native, HostConfigError, config) {
   };
 }
 
-module.exports = { createSource };
+module.exports = { createSource, unvalidatedReasons };

@@ -1,13 +1,23 @@
 //! Admission: filter (deny wins over allow), schema bytes (of admitted tools only), final names,
-//! canonicalization of the input schema, validators; the first refusal fails the whole import.
+//! canonicalization of the input schema, validators.
+//!
+//! Pages are admitted as they arrive, but the first refusal reported is the one the original
+//! reports, in its order: anything wrong with a page as listed (its shape, or an output schema
+//! whose references cannot resolve, which the SDK client's list call refuses while it caches
+//! output validators, denied tools included) before the sweep goes on; then `maxSchemaBytes`
+//! over every admitted tool in order; then, tool by tool, the final name and canonicalization.
+//! So each kind of refusal is collected separately and the earliest kind wins at the end.
 
 use super::canonical::{canonicalize, certainly_canonical};
 use super::config::Config;
-use super::error::{ConfigError, Result};
+use super::dialect::unresolvable_reference;
+use super::error::ConfigError;
 use super::jcs;
 use super::sweep::clip;
-use super::validate::Compiled;
+use super::validate::{Compiled, Use};
 use serde_json::Value;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 /// One admitted tool: everything `execute` and the ToolDef need, validators compiled once.
 #[derive(Debug)]
@@ -23,81 +33,109 @@ pub struct ToolSpec {
     pub output: Option<Compiled>,
 }
 
-/// Admits the wire tools of one sweep, in wire order.
-pub fn admit(config: &Config, wire: Vec<Value>) -> Result<Vec<ToolSpec>> {
-    let mut out = Vec::new();
-    for tool in wire {
-        let Value::Object(mut map) = tool else {
-            continue;
-        };
-        let original = match map.get("name") {
-            Some(Value::String(n)) => n.clone(),
-            _ => continue,
-        };
-        if config.deny.contains(&original) {
-            continue;
+/// The admission of one sweep, fed page by page.
+pub struct Admission {
+    config: Arc<Config>,
+    tools: Vec<ToolSpec>,
+    /// A page's own refusal (an unresolvable output schema), with the page's number.
+    page_refusal: Option<(u64, ConfigError)>,
+    bytes_refusal: Option<ConfigError>,
+    tool_refusal: Option<ConfigError>,
+    /// Set once the sweep has failed: only page refusals can still matter.
+    sweep_failed: Arc<AtomicBool>,
+}
+
+impl Admission {
+    /// `sweep_failed` is set by the sweep when it fails, so the pages still to come get only
+    /// the checks that can decide which refusal is reported.
+    pub fn new(config: Arc<Config>, sweep_failed: Arc<AtomicBool>) -> Self {
+        Self {
+            config,
+            tools: Vec::new(),
+            page_refusal: None,
+            bytes_refusal: None,
+            tool_refusal: None,
+            sweep_failed,
         }
-        if let Some(allow) = &config.allow {
-            if !allow.contains(&original) {
-                continue;
+    }
+
+    /// Admits page `page` (1-based) of wire tools.
+    pub fn page(&mut self, page: u64, wire: Vec<Value>) {
+        if self.page_refusal.is_none() {
+            if let Some(refusal) = wire.iter().find_map(unresolvable_output) {
+                self.page_refusal = Some((page, refusal));
             }
         }
-        let parameters = map.remove("inputSchema").unwrap_or(Value::Null);
-        let output_schema = match map.remove("outputSchema") {
-            None | Some(Value::Null) => None,
-            Some(schema) => Some(schema),
+        if self.page_refusal.is_some() || self.sweep_failed.load(Ordering::Relaxed) {
+            return;
+        }
+        for tool in wire {
+            self.tool(tool);
+        }
+    }
+
+    fn tool(&mut self, tool: Value) {
+        let config = self.config.clone();
+        let Value::Object(mut map) = tool else { return };
+        let original = match map.get("name") {
+            Some(Value::String(n)) => n.clone(),
+            _ => return,
         };
-        if let Some(cap) = config.max_schema_bytes {
+        if config.deny.contains(&original)
+            || config
+                .allow
+                .as_ref()
+                .is_some_and(|a| !a.contains(&original))
+        {
+            return;
+        }
+        let parameters = map.remove("inputSchema").unwrap_or(Value::Null);
+        let output_schema = map.remove("outputSchema");
+        if let (Some(cap), None) = (config.max_schema_bytes, &self.bytes_refusal) {
             let bytes = wire_text(&parameters).len()
                 + output_schema.as_ref().map_or(0, |o| wire_text(o).len());
             if bytes as u64 > cap {
-                return Err(ConfigError::new(format!(
+                self.bytes_refusal = Some(ConfigError::new(format!(
                     "mcp: tool '{}' declares {bytes} bytes of schema, over the declared maxSchemaBytes {cap}; deny the tool or raise the cap",
                     clip(&original)
                 )));
             }
+        }
+        // Past a refusal, later tools can only bring an earlier kind (schema bytes, above).
+        if self.bytes_refusal.is_some() || self.tool_refusal.is_some() {
+            return;
         }
         let name = match &config.prefix {
             Some(prefix) => format!("{prefix}_{original}"),
             None => original.clone(),
         };
         if !valid_name(&name) {
-            return Err(ConfigError::new(format!(
+            self.tool_refusal = Some(ConfigError::new(format!(
                 "mcp: imported tool name '{}' must match ^[a-zA-Z0-9_-]{{1,64}}$",
                 clip(&name)
             )));
+            return;
         }
         // Admission only needs to know the schema canonicalizes; building the canonical
         // form is the slow way to find out and is left for schemas that need it.
         if !certainly_canonical(&parameters) {
-            canonicalize(&parameters).map_err(|e| {
-                ConfigError::new(format!(
+            if let Err(e) = canonicalize(&parameters) {
+                self.tool_refusal = Some(ConfigError::new(format!(
                     "mcp: tool '{}' has an input schema that cannot be canonicalized: {}",
                     clip(&original),
                     e.message
-                ))
-            })?;
+                )));
+                return;
+            }
         }
-        let compile = |schema: &Value, text: String, which: &str| {
-            Compiled::with_text(schema, text).map_err(|e| {
-                ConfigError::new(format!(
-                    "mcp: tool '{}' has an invalid {which} schema: {}",
-                    clip(&original),
-                    e.message
-                ))
-            })
-        };
         // Serialized once: the validator cache's key and the text the JS side parses.
-        let input = compile(&parameters, exact_text(&parameters), "input")?;
-        let output = match &output_schema {
-            Some(schema) => Some(compile(schema, exact_text(schema), "output")?),
-            None => None,
-        };
+        let input = Compiled::with_text(&parameters, exact_text(&parameters), Use::Input);
+        let output = output_schema.map(|s| Compiled::with_text(&s, exact_text(&s), Use::Output));
         let description = match map.get("description") {
             Some(Value::String(d)) => d.clone(),
             _ => String::new(),
         };
-        out.push(ToolSpec {
+        self.tools.push(ToolSpec {
             needs_approval: config.needs_approval(&original),
             risk: config.risk.get(&original).cloned(),
             name,
@@ -107,7 +145,64 @@ pub fn admit(config: &Config, wire: Vec<Value>) -> Result<Vec<ToolSpec>> {
             output,
         });
     }
-    Ok(out)
+
+    /// The admitted tools, or the refusal the original would report first. `sweep` is how the
+    /// sweep ended and how many pages it had handed over by then: a page's own refusal on one
+    /// of those pages came first.
+    pub fn finish<E>(
+        self,
+        sweep: Result<(), (E, u64)>,
+    ) -> Result<Vec<ToolSpec>, AdmissionError<E>> {
+        let page_refusal = |listed: u64| {
+            self.page_refusal
+                .as_ref()
+                .filter(|(page, _)| *page <= listed)
+                .map(|(_, r)| r.clone())
+        };
+        if let Err((error, listed)) = sweep {
+            return Err(match page_refusal(listed) {
+                Some(r) => AdmissionError::Refused(r),
+                None => AdmissionError::Sweep(error),
+            });
+        }
+        match page_refusal(u64::MAX)
+            .or(self.bytes_refusal)
+            .or(self.tool_refusal)
+        {
+            Some(r) => Err(AdmissionError::Refused(r)),
+            None => Ok(self.tools),
+        }
+    }
+}
+
+/// What ended an import: the sweep's own failure, or a refusal of admission.
+#[derive(Debug)]
+pub enum AdmissionError<E> {
+    Sweep(E),
+    Refused(ConfigError),
+}
+
+/// An output schema whose references cannot resolve: the SDK client cannot compile its
+/// validator, and its list call fails.
+fn unresolvable_output(tool: &Value) -> Option<ConfigError> {
+    let schema = tool.get("outputSchema")?;
+    let reference = unresolvable_reference(schema)?;
+    let name = tool.get("name").and_then(Value::as_str).unwrap_or_default();
+    Some(ConfigError::new(format!(
+        "mcp: tool '{}' has an output schema whose reference '{}' cannot be resolved",
+        clip(name),
+        clip(&reference)
+    )))
+}
+
+/// Admits the wire tools of one page, for tests and single-page callers.
+pub fn admit(config: &Config, wire: Vec<Value>) -> Result<Vec<ToolSpec>, ConfigError> {
+    let mut admission = Admission::new(Arc::new(config.clone()), Arc::default());
+    admission.page(1, wire);
+    admission.finish::<()>(Ok(())).map_err(|e| match e {
+        AdmissionError::Refused(r) => r,
+        AdmissionError::Sweep(()) => ConfigError::new("the sweep failed"),
+    })
 }
 
 pub fn valid_name(name: &str) -> bool {

@@ -4,6 +4,7 @@ pub mod admit;
 pub mod canonical;
 pub mod completions;
 pub mod config;
+pub mod dialect;
 pub mod error;
 pub mod hash;
 pub mod jcs;

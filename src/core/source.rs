@@ -1,7 +1,7 @@
 //! One tool source: lazy connect, the cached snapshot and its generation, single-flight
 //! sweeps, the drift poison, and close (which resets all of it, so tools() connects afresh).
 
-use super::admit::{admit, ToolSpec};
+use super::admit::{Admission, AdmissionError, ToolSpec};
 use super::config::{wait_of, Config, Drift as DriftPolicy};
 use super::error::{with_diagnostics, ConfigError};
 use super::jcs::{format_f64, write_string};
@@ -205,25 +205,37 @@ impl Source {
         };
         let generation = self.drift.generation();
         // Each page is admitted while the server works on the next one, on one thread off the
-        // async workers (canonicalization and validator compiles are CPU work), in page order:
-        // the first refusal is the one a single pass would report.
-        let (pages, admitting) = std::sync::mpsc::channel::<Vec<Value>>();
-        let config = self.config.clone();
+        // async workers (canonicalization and validator compiles are CPU work), in page order;
+        // admission reports the refusal the original reports first (admit.rs says which).
+        let (pages, admitting) = std::sync::mpsc::channel::<(u64, Vec<Value>)>();
+        let sweep_failed = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let mut admission = Admission::new(self.config.clone(), sweep_failed.clone());
         let admission = tokio::task::spawn_blocking(move || {
-            let mut tools = Vec::new();
-            for page in admitting {
-                tools.extend(admit(&config, page)?);
+            for (page, tools) in admitting {
+                admission.page(page, tools);
             }
-            Ok::<_, ConfigError>(tools)
+            admission
         });
-        self.sweep(&conn, |page| {
-            let _ = pages.send(page);
-        })
-        .await?;
+        let mut listed = 0;
+        let swept = self
+            .sweep(&conn, |page| {
+                listed += 1;
+                let _ = pages.send((listed, page));
+            })
+            .await;
+        if swept.is_err() {
+            sweep_failed.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
         drop(pages);
-        let tools = admission.await.map_err(|_| {
-            SourceError::Failed("mcp: admission of the tool list panicked".into())
-        })??;
+        let admitted = admission
+            .await
+            .map_err(|_| SourceError::Failed("mcp: admission of the tool list panicked".into()))?;
+        let tools = admitted
+            .finish(swept.map_err(|e| (e, listed)))
+            .map_err(|e| match e {
+                AdmissionError::Sweep(e) => e,
+                AdmissionError::Refused(r) => SourceError::Refused(r),
+            })?;
         let snapshot = Arc::new(Snapshot {
             generation,
             tools,

@@ -102,6 +102,9 @@ where
         };
         let (page_tools, next) = read_page(id, page, &result)?;
         count += page_tools.len();
+        // The page as listed goes on before the sweep's own guards judge it: the original's
+        // list call has refused a page whose output schemas cannot compile by then.
+        on_page(page_tools);
         if let Some(cap) = bounds.max_tools {
             if count as u64 > cap {
                 return Err(refused(format!(
@@ -109,7 +112,6 @@ where
                 )));
             }
         }
-        on_page(page_tools);
         let Some(next) = next else {
             return Ok(());
         };
@@ -138,7 +140,9 @@ where
     }
 }
 
-/// Checks the MCP tool shape of one page; a malformed page never half-imports.
+/// Checks one page against the MCP `Tool` shape exactly as the SDK client's schema checks it
+/// (what the original refuses, untyped, this refuses typed, naming the tool and the field);
+/// nothing is coerced. A malformed page never half-imports.
 fn read_page(
     id: &str,
     page: u64,
@@ -152,6 +156,9 @@ fn read_page(
     let Some(obj) = result.as_object() else {
         return Err(malformed("the result is not an object".into()));
     };
+    if obj.get("_meta").is_some_and(|m| !m.is_object()) {
+        return Err(malformed("'_meta' is not an object".into()));
+    }
     let Some(Value::Array(list)) = obj.get("tools") else {
         return Err(malformed("'tools' is not an array".into()));
     };
@@ -161,24 +168,18 @@ fn read_page(
             Some(Value::String(n)) => format!("tool '{}'", clip(n)),
             _ => format!("tool #{i}"),
         };
+        if !tool.is_object() {
+            return Err(malformed(format!("{label} is not an object")));
+        }
         if !matches!(name, Some(Value::String(_))) {
             return Err(malformed(format!("{label} has no string 'name'")));
         }
-        if !is_object_schema(tool.get("inputSchema")) {
-            return Err(malformed(format!(
-                "{label} has an 'inputSchema' that is not an object schema with type 'object'"
-            )));
-        }
-        if let Some(output) = tool.get("outputSchema") {
-            if !output.is_null() && !is_object_schema(Some(output)) {
-                return Err(malformed(format!(
-                    "{label} has an 'outputSchema' that is not an object schema with type 'object'"
-                )));
-            }
+        if let Some(problem) = tool_shape_problem(tool) {
+            return Err(malformed(format!("{label} has {problem}")));
         }
     }
     let next = match obj.get("nextCursor") {
-        None | Some(Value::Null) => None,
+        None => None,
         Some(Value::String(c)) if c.is_empty() => None,
         Some(Value::String(c)) => Some(c.clone()),
         Some(_) => return Err(malformed("'nextCursor' is not a string".into())),
@@ -186,8 +187,113 @@ fn read_page(
     Ok((list.clone(), next))
 }
 
-fn is_object_schema(schema: Option<&Value>) -> bool {
-    matches!(schema, Some(Value::Object(m)) if m.get("type") == Some(&Value::String("object".into())))
+/// What is wrong with one tool's optional fields, if anything (present means of the right type:
+/// `null` is not absent).
+fn tool_shape_problem(tool: &Value) -> Option<String> {
+    let field = |key: &str| tool.get(key);
+    let not = |key: &str, what: &str| Some(format!("a '{key}' that is not {what}"));
+    for key in ["title", "description"] {
+        if field(key).is_some_and(|v| !v.is_string()) {
+            return not(key, "a string");
+        }
+    }
+    // An absent input schema reads as one that is not an object schema.
+    if let Some(problem) = schema_shape_problem(field("inputSchema").unwrap_or(&Value::Null)) {
+        return Some(format!("an 'inputSchema' {problem}"));
+    }
+    if let Some(schema) = field("outputSchema") {
+        if let Some(problem) = schema_shape_problem(schema) {
+            return Some(format!("an 'outputSchema' {problem}"));
+        }
+    }
+    if let Some(annotations) = field("annotations") {
+        let Value::Object(a) = annotations else {
+            return not("annotations", "an object");
+        };
+        if a.get("title").is_some_and(|v| !v.is_string()) {
+            return not("annotations.title", "a string");
+        }
+        for hint in [
+            "readOnlyHint",
+            "destructiveHint",
+            "idempotentHint",
+            "openWorldHint",
+        ] {
+            if a.get(hint).is_some_and(|v| !v.is_boolean()) {
+                return not(&format!("annotations.{hint}"), "a boolean");
+            }
+        }
+    }
+    if let Some(execution) = field("execution") {
+        let Value::Object(e) = execution else {
+            return not("execution", "an object");
+        };
+        if e.get("taskSupport")
+            .is_some_and(|v| !matches!(v.as_str(), Some("required" | "optional" | "forbidden")))
+        {
+            return not(
+                "execution.taskSupport",
+                "one of required, optional, forbidden",
+            );
+        }
+    }
+    if let Some(icons) = field("icons") {
+        let Value::Array(icons) = icons else {
+            return not("icons", "an array");
+        };
+        for icon in icons {
+            let ok = icon.get("src").is_some_and(Value::is_string)
+                && icon.get("mimeType").is_none_or(Value::is_string)
+                && icon
+                    .get("sizes")
+                    .is_none_or(|s| s.as_array().is_some_and(|s| s.iter().all(Value::is_string)))
+                && icon
+                    .get("theme")
+                    .is_none_or(|t| matches!(t.as_str(), Some("light" | "dark")));
+            if !ok {
+                return not(
+                    "icons",
+                    "an array of icons ({ src, mimeType?, sizes?, theme? })",
+                );
+            }
+        }
+    }
+    if field("_meta").is_some_and(|m| !m.is_object()) {
+        return not("_meta", "an object");
+    }
+    None
+}
+
+/// What is wrong with an input or output schema as a page carries it: an object with
+/// `type: 'object'`, `properties` (if any) an object of objects, `required` (if any) an array
+/// of strings. Anything else in it is the schema's own business.
+fn schema_shape_problem(schema: &Value) -> Option<&'static str> {
+    let Value::Object(map) = schema else {
+        return Some("that is not an object schema with type 'object'");
+    };
+    if map.get("type") != Some(&Value::String("object".into())) {
+        return Some("that is not an object schema with type 'object'");
+    }
+    if let Some(properties) = map.get("properties") {
+        let Value::Object(properties) = properties else {
+            return Some("whose 'properties' is not an object");
+        };
+        if properties
+            .values()
+            .any(|p| !(p.is_object() || p.is_array()))
+        {
+            return Some("whose 'properties' has a member that is not an object");
+        }
+    }
+    if let Some(required) = map.get("required") {
+        if !required
+            .as_array()
+            .is_some_and(|r| r.iter().all(Value::is_string))
+        {
+            return Some("whose 'required' is not an array of strings");
+        }
+    }
+    None
 }
 
 /// Tool names from a hostile server can be huge; messages carry at most 200 characters.

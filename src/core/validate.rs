@@ -1,8 +1,11 @@
-//! JSON Schema validation (draft 2020-12 unless the schema's `$schema` says otherwise).
+//! JSON Schema validation, in the dialect the schema is written in (`dialect`).
 //!
 //! Tools compile their validators once at admission and reuse them on every call; tools with
-//! the same schema share one.
+//! the same schema share one. A tool's input is held to what its schema forbids, formats not
+//! asserted; a structured result is validated as the MCP SDK's client validates it, formats
+//! (`date-time`, `email`, `uri`, `uuid`, `ipv4`, ...) asserted.
 
+use super::dialect::{implied_draft, reachable_only};
 use super::error::{ConfigError, Result};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -15,8 +18,18 @@ pub struct Issue {
     pub path: String,
 }
 
+/// What a validator is for: tool input (formats are annotations) or structured output
+/// (formats asserted).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Use {
+    Input,
+    Output,
+}
+
 pub struct Compiled {
-    validator: Arc<jsonschema::Validator>,
+    /// Why there is no validator, when the schema could not be compiled: values then pass
+    /// unchecked, as the original sends every input.
+    validator: std::result::Result<Arc<jsonschema::Validator>, Arc<str>>,
     /// The schema as serde_json writes it: exact (numbers, wire key order), for the JS side.
     json: Arc<str>,
 }
@@ -30,7 +43,7 @@ pub struct Compiled {
 #[derive(Default)]
 struct Interned {
     /// The key is also the text every holder shares; it goes with the entry at a sweep.
-    by_text: HashMap<Arc<str>, Weak<jsonschema::Validator>>,
+    by_text: HashMap<(Use, Arc<str>), Weak<jsonschema::Validator>>,
     /// Dead entries are swept when the map reaches this size.
     sweep_at: usize,
 }
@@ -47,28 +60,50 @@ impl std::fmt::Debug for Compiled {
 }
 
 impl Compiled {
+    /// A validator for `schema` used as input, or the reason it cannot be had.
     pub fn new(schema: &Value) -> Result<Self> {
-        Self::with_text(schema, serde_json::to_string(schema).unwrap_or_default())
+        let compiled = Self::with_text(
+            schema,
+            serde_json::to_string(schema).unwrap_or_default(),
+            Use::Input,
+        );
+        match compiled.validator {
+            Ok(_) => Ok(compiled),
+            Err(reason) => Err(ConfigError::new(format!(
+                "the schema is not a valid JSON Schema: {reason}"
+            ))),
+        }
     }
 
-    /// `text` is `serde_json::to_string(schema)`, for a caller that has it already.
-    pub fn with_text(schema: &Value, text: String) -> Result<Self> {
+    /// `text` is `serde_json::to_string(schema)`, for a caller that has it already. A schema
+    /// that cannot be compiled gives a `Compiled` without validator (see `unvalidated`).
+    pub fn with_text(schema: &Value, text: String, used_for: Use) -> Self {
         let lock = || interned().lock().unwrap_or_else(|e| e.into_inner());
+        let key: Arc<str> = text.into();
         let known = lock()
             .by_text
-            .get_key_value(text.as_str())
-            .map(|(json, v)| (json.clone(), v.upgrade()));
+            .get_key_value(&(used_for, key.clone()))
+            .map(|((_, json), v)| (json.clone(), v.upgrade()));
         if let Some((json, Some(validator))) = known {
-            return Ok(Self { validator, json });
+            return Self {
+                validator: Ok(validator),
+                json,
+            };
         }
-        // Compiled outside the lock: admissions of different sources run in parallel.
-        let validator = Arc::new(jsonschema::validator_for(schema).map_err(|e| {
-            ConfigError::new(format!("the schema is not a valid JSON Schema: {e}"))
-        })?);
         // A dead entry's key is the same text: keep one copy.
-        let json: Arc<str> = match known {
+        let json = match known {
             Some((json, None)) => json,
-            _ => text.into(),
+            _ => key,
+        };
+        // Compiled outside the lock: admissions of different sources run in parallel.
+        let validator = match compile(schema, used_for) {
+            Ok(v) => Arc::new(v),
+            Err(reason) => {
+                return Self {
+                    validator: Err(reason.into()),
+                    json,
+                }
+            }
         };
         let mut cache = lock();
         if cache.by_text.len() >= cache.sweep_at {
@@ -77,8 +112,16 @@ impl Compiled {
         }
         cache
             .by_text
-            .insert(json.clone(), Arc::downgrade(&validator));
-        Ok(Self { validator, json })
+            .insert((used_for, json.clone()), Arc::downgrade(&validator));
+        Self {
+            validator: Ok(validator),
+            json,
+        }
+    }
+
+    /// Why values are not checked against this schema, when they are not.
+    pub fn unvalidated(&self) -> Option<&str> {
+        self.validator.as_ref().err().map(|r| &**r)
     }
 
     /// The schema's JSON text, exact (serde_json keeps wire key order and every number).
@@ -88,10 +131,13 @@ impl Compiled {
 
     /// Every issue of `instance` against the schema; empty when valid.
     pub fn issues(&self, instance: &Value) -> Vec<Issue> {
-        if self.validator.is_valid(instance) {
+        let Ok(validator) = &self.validator else {
+            return Vec::new();
+        };
+        if validator.is_valid(instance) {
             return Vec::new();
         }
-        self.validator
+        validator
             .iter_errors(instance)
             .map(|e| Issue {
                 message: e.to_string(),
@@ -99,6 +145,19 @@ impl Compiled {
             })
             .collect()
     }
+}
+
+/// Compiles in the schema's dialect, without the definitions no reference reaches.
+fn compile(schema: &Value, used_for: Use) -> std::result::Result<jsonschema::Validator, String> {
+    let mut options = jsonschema::options()
+        .should_validate_formats(used_for == Use::Output)
+        .with_registry(&referencing::SPECIFICATIONS);
+    if let Some(draft) = implied_draft(schema) {
+        options = options.with_draft(draft);
+    }
+    options
+        .build(&reachable_only(schema))
+        .map_err(|e| e.to_string())
 }
 
 /// Issues joined for an error message: `at /a: ...; at /b: ...`.
@@ -142,20 +201,26 @@ mod tests {
             json!({"type": "object", "properties": {"shared_by_test": {"type": "string"}}});
         let a = Compiled::new(&schema).unwrap();
         let b = Compiled::new(&schema).unwrap();
-        assert!(Arc::ptr_eq(&a.validator, &b.validator));
+        assert!(Arc::ptr_eq(
+            a.validator.as_ref().unwrap(),
+            b.validator.as_ref().unwrap()
+        ));
         assert!(Arc::ptr_eq(&a.json, &b.json));
         assert_eq!(a.json(), serde_json::to_string(&schema).unwrap());
         let other = Compiled::new(
             &json!({"type": "object", "properties": {"shared_by_test": {"type": "integer"}}}),
         )
         .unwrap();
-        assert!(!Arc::ptr_eq(&a.validator, &other.validator));
+        assert!(!Arc::ptr_eq(
+            a.validator.as_ref().unwrap(),
+            other.validator.as_ref().unwrap()
+        ));
         // The same validator judges the same way for every holder.
         assert!(b.issues(&json!({"shared_by_test": "x"})).is_empty());
         assert!(!other.issues(&json!({"shared_by_test": "x"})).is_empty());
         drop((a, b));
         let c = Compiled::new(&schema).unwrap();
-        assert_eq!(Arc::strong_count(&c.validator), 1);
+        assert_eq!(Arc::strong_count(c.validator.as_ref().unwrap()), 1);
     }
 
     #[test]
@@ -167,5 +232,39 @@ mod tests {
         }))
         .unwrap();
         assert!(!d7.issues(&json!([1])).is_empty());
+    }
+}
+
+#[cfg(test)]
+mod dialect_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn meta_schema_references_resolve_from_the_copies_inside() {
+        let s = json!({"type": "object", "properties": {"schema": {"$ref": "http://json-schema.org/draft-07/schema#"}}});
+        let c = Compiled::with_text(&s, s.to_string(), Use::Output);
+        assert_eq!(c.unvalidated(), None);
+        assert!(c.issues(&json!({"schema": {"type": "string"}})).is_empty());
+        assert!(!c.issues(&json!({"schema": {"type": 12}})).is_empty());
+    }
+
+    #[test]
+    fn a_schema_that_cannot_compile_has_a_reason_and_checks_nothing() {
+        let s = json!({"type": "object", "properties": {"p": {"type": "string", "pattern": "("}}});
+        let c = Compiled::with_text(&s, s.to_string(), Use::Input);
+        assert!(c.unvalidated().is_some_and(|r| r.contains("regex")));
+        assert!(c.issues(&json!({"p": 12})).is_empty());
+        assert!(Compiled::new(&s).is_err());
+    }
+
+    #[test]
+    fn formats_are_asserted_for_output_only() {
+        let s = json!({"type": "object", "properties": {"at": {"type": "string", "format": "date-time"}}});
+        let bad = json!({"at": "yesterday"});
+        let input = Compiled::with_text(&s, s.to_string(), Use::Input);
+        let output = Compiled::with_text(&s, s.to_string(), Use::Output);
+        assert!(input.issues(&bad).is_empty());
+        assert!(!output.issues(&bad).is_empty());
     }
 }

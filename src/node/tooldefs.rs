@@ -26,6 +26,22 @@ pub fn tools_json(tools: &[ToolSpec]) -> String {
             out.push_str(",\"risk\":");
             write_string(&mut out, risk);
         }
+        // Why a schema has no validator, for `rulvar-mcp inspect` (not a ToolDef property).
+        let reasons = [
+            ("inputUnvalidated", tool.input.unvalidated()),
+            (
+                "outputUnvalidated",
+                tool.output.as_ref().and_then(|o| o.unvalidated()),
+            ),
+        ];
+        for (key, reason) in reasons {
+            if let Some(reason) = reason {
+                out.push_str(",\"");
+                out.push_str(key);
+                out.push_str("\":");
+                write_string(&mut out, reason);
+            }
+        }
         out.push('}');
     }
     out.push(']');
