@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildServer } from '../examples/server.mjs';
-import { example, serveHttp, type HttpServer } from './helpers/harness.js';
+import { example, fixture, serveHttp, type HttpServer } from './helpers/harness.js';
 
 const cli = fileURLToPath(new URL('../bin/rulvar-mcp.js', import.meta.url));
 
@@ -53,6 +53,19 @@ describe('inspect', () => {
     const r = await run(['inspect', '--json', '--stdio', `"${process.execPath}" "${example('server.mjs')}"`, '--allow', 'echo,double']);
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout).tools.map((t: any) => t.name)).toEqual(['echo', 'double']);
+  });
+
+  it('names the tools that run without a validator, and why', async () => {
+    const server = `"${process.execPath}" "${fixture('hostile-stdio.mjs')}"`;
+    const r = await run(['inspect', '--stdio', server, '--env', 'MODE=badPattern']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/2 tool\(s\) admitted/);
+    expect(r.stdout).toMatch(/^  strict: input not validated: .*regex/m);
+    expect(r.stdout).not.toMatch(/echo: input not validated/);
+    const json = await run(['inspect', '--stdio', server, '--env', 'MODE=badPattern', '--json']);
+    const tools = JSON.parse(json.stdout).tools;
+    expect(tools.find((t: any) => t.name === 'strict').unvalidated.input).toMatch(/regex/);
+    expect(tools.find((t: any) => t.name === 'echo').unvalidated).toBeNull();
   });
 
   it('an HTTP server, with headers', async () => {
