@@ -89,15 +89,14 @@ function createSource(native, HostConfigError, config) {
     : null;
 
   try {
-    nativeSource = new native.NativeSource(
-      config,
-      headers,
-      bridge && bridge.attach,
-      bridge && bridge.toServer,
-      bridge && bridge.detach,
+    nativeSource = new native.NativeSource(config, {
       wake,
-      bridge && bridge.toServerSoon,
-    );
+      headers,
+      attach: bridge?.attach,
+      toServer: bridge?.toServer,
+      detach: bridge?.detach,
+      toServerSoon: bridge?.toServerSoon,
+    });
   } catch (err) {
     throw adopt(HostConfigError, err);
   }

@@ -3,7 +3,8 @@
 
 use libfuzzer_sys::fuzz_target;
 use rulvar_mcp_native::transport::http::SseParser;
-use rulvar_mcp_native::transport::observe::{Drift, Inbound};
+use rulvar_mcp_native::core::drift::Drift;
+use rulvar_mcp_native::transport::observe::Inbound;
 use std::sync::Arc;
 
 fuzz_target!(|data: &[u8]| {

@@ -15,7 +15,7 @@ pub async fn initialize(rpc: &Rpc, timeout: Option<Duration>) -> Result<String, 
         "clientInfo": { "name": "rulvar", "version": "1.0.0" }
     });
     let result = rpc
-        .request("initialize", params, timeout, None, std::future::pending())
+        .request("initialize", params, timeout)
         .await?;
     let version = result
         .get("protocolVersion")

@@ -4,3 +4,4 @@
 
 pub mod handshake;
 pub mod rpc;
+pub mod router;

@@ -1,11 +1,11 @@
 //! JSON-RPC 2.0 over a transport: ids, pending replies, timeouts, cancellation, server pings.
 
-use crate::transport::observe::{Event, Sink, TRANSPORT_FAILURE};
+use super::router::Router;
+use crate::transport::observe::TRANSPORT_FAILURE;
 use crate::transport::Wire;
 use serde_json::{json, Value};
 use std::collections::{BTreeSet, HashMap};
 use std::fmt::Write;
-use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
@@ -50,7 +50,7 @@ impl Waiter {
         Self(Some(Box::new(f)))
     }
 
-    fn answer(mut self, reply: Reply) {
+    pub(super) fn answer(mut self, reply: Reply) {
         if let Some(f) = self.0.take() {
             f(reply);
         }
@@ -65,15 +65,15 @@ impl Drop for Waiter {
     }
 }
 
-struct Entry {
+pub(super) struct Entry {
     waiter: Waiter,
     deadline: Option<Instant>,
 }
 
 #[derive(Default)]
-struct Pending {
+pub(super) struct Pending {
     replies: HashMap<u64, Entry>,
-    progress: HashMap<u64, Listener>,
+    pub(super) progress: HashMap<u64, Listener>,
     /// Requests with a deadline, earliest first; the timer task expires them.
     deadlines: BTreeSet<(Instant, u64)>,
     /// The deadline the timer task sleeps toward; an earlier one must wake it.
@@ -83,7 +83,7 @@ struct Pending {
 }
 
 impl Pending {
-    fn take(&mut self, id: u64) -> Option<Waiter> {
+    pub(super) fn take(&mut self, id: u64) -> Option<Waiter> {
         self.progress.remove(&id);
         let entry = self.replies.remove(&id)?;
         if let Some(at) = entry.deadline {
@@ -93,7 +93,7 @@ impl Pending {
     }
 }
 
-type Shared = Arc<Mutex<Pending>>;
+pub(super) type Shared = Arc<Mutex<Pending>>;
 
 pub struct Rpc {
     wire: Arc<dyn Wire>,
@@ -139,12 +139,6 @@ impl Rpc {
     /// Fails every pending and later request with `reason`.
     pub fn close(&self, reason: &str) {
         fail_all(&self.pending, &self.timer, reason);
-    }
-
-    pub fn notify(&self, method: &str, params: Value) -> Result<(), RpcError> {
-        self.wire
-            .send(envelope(None, method, &params.to_string()), None)
-            .map_err(RpcError::Closed)
     }
 
     /// Tells the server the handshake is done (and the transport which version it agreed).
@@ -224,44 +218,16 @@ impl Rpc {
         }
     }
 
-    /// One request, awaited. `cancel` resolving gives up on it (and tells the server).
-    pub async fn request(
-        &self,
-        method: &str,
-        params: Value,
-        timeout: Option<Duration>,
-        progress: Option<Listener>,
-        cancel: impl Future<Output = ()>,
-    ) -> Reply {
-        let id = self.reserve_id();
+    /// One request, awaited. `timeout` is its deadline, kept by the connection's timer like
+    /// every other (which also tells the server it may stop).
+    pub async fn request(&self, method: &str, params: Value, timeout: Option<Duration>) -> Reply {
         let (tx, rx) = oneshot::channel();
-        self.submit(
-            id,
-            method,
-            params,
-            None,
-            progress,
-            Waiter::new(move |reply| {
-                let _ = tx.send(reply);
-            }),
-        );
-        let timer = async {
-            match timeout {
-                Some(t) => tokio::time::sleep(t).await,
-                None => std::future::pending().await,
-            }
-        };
-        tokio::select! {
-            reply = rx => reply.unwrap_or_else(|_| Err(RpcError::Closed("connection closed".into()))),
-            _ = timer => {
-                self.abandon(id, "timed out", RpcError::TimedOut);
-                Err(RpcError::TimedOut)
-            }
-            _ = cancel => {
-                self.abandon(id, "cancelled by the caller", RpcError::Cancelled);
-                Err(RpcError::Cancelled)
-            }
-        }
+        let waiter = Waiter::new(move |reply| {
+            let _ = tx.send(reply);
+        });
+        self.submit(self.reserve_id(), method, params, timeout, None, waiter);
+        rx.await
+            .unwrap_or_else(|_| Err(RpcError::Closed("connection closed".into())))
     }
 
     /// Gives up on a submitted request: its waiter gets `error`, the server is told it may
@@ -355,12 +321,12 @@ fn envelope(id: Option<u64>, method: &str, params: &str) -> String {
     out
 }
 
-fn lock(m: &Mutex<Pending>) -> std::sync::MutexGuard<'_, Pending> {
+pub(super) fn lock(m: &Mutex<Pending>) -> std::sync::MutexGuard<'_, Pending> {
     // A panic while holding the lock cannot leave the maps inconsistent; keep going.
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-fn fail_all(pending: &Mutex<Pending>, timer: &Notify, reason: &str) {
+pub(super) fn fail_all(pending: &Mutex<Pending>, timer: &Notify, reason: &str) {
     let replies = {
         let mut p = lock(pending);
         if p.closed.is_none() {
@@ -378,93 +344,11 @@ fn fail_all(pending: &Mutex<Pending>, timer: &Notify, reason: &str) {
     }
 }
 
-/// Routes inbound messages to their callers, on whichever thread the transport read them.
-pub struct Router {
-    /// Set once the transport exists; a server request that comes earlier goes unanswered.
-    wire: OnceLock<Arc<dyn Wire>>,
-    pending: Shared,
-    timer: Arc<Notify>,
-}
-
-impl Sink for Router {
-    fn event(&self, event: Event) {
-        match event {
-            Event::Message(Value::Array(batch)) => batch.into_iter().for_each(|m| self.handle(m)),
-            Event::Message(message) => self.handle(message),
-            Event::Closed(reason) => fail_all(&self.pending, &self.timer, &reason),
-        }
-    }
-}
-
-impl Router {
-    fn handle(&self, message: Value) {
-        let Value::Object(mut m) = message else {
-            return;
-        };
-        if let Some(Value::String(method)) = m.remove("method") {
-            match m.remove("id") {
-                Some(id) => self.answer_server_request(&method, id),
-                None => self.notification(&method, m.remove("params")),
-            }
-            return;
-        }
-        // A response: only ids we issued (numbers) can match; anything else is ignored.
-        let Some(id) = m.get("id").and_then(Value::as_u64) else {
-            return;
-        };
-        let waiter = lock(&self.pending).take(id);
-        let Some(waiter) = waiter else {
-            return;
-        };
-        let reply = match (m.remove("result"), m.remove("error")) {
-            (Some(result), None) => Ok(result),
-            (_, Some(error)) => Err(RpcError::Remote {
-                code: error.get("code").and_then(Value::as_i64).unwrap_or(-32603),
-                message: error
-                    .get("message")
-                    .and_then(Value::as_str)
-                    .unwrap_or("unknown error")
-                    .to_owned(),
-            }),
-            (None, None) => Err(RpcError::Remote {
-                code: -32603,
-                message: "the response has neither result nor error".into(),
-            }),
-        };
-        waiter.answer(reply);
-    }
-
-    fn notification(&self, method: &str, params: Option<Value>) {
-        if method != "notifications/progress" {
-            return;
-        }
-        let Some(params) = params else { return };
-        let Some(token) = params.get("progressToken").and_then(Value::as_u64) else {
-            return;
-        };
-        let listener = lock(&self.pending).progress.get(&token).cloned();
-        if let Some(listener) = listener {
-            listener(params);
-        }
-    }
-
-    /// The client offers no capabilities: ping is answered, anything else is "not found".
-    fn answer_server_request(&self, method: &str, id: Value) {
-        let reply = if method == "ping" {
-            json!({ "jsonrpc": "2.0", "id": id, "result": {} })
-        } else {
-            json!({ "jsonrpc": "2.0", "id": id, "error": { "code": -32601, "message": format!("Method not found: {method}") } })
-        };
-        if let Some(wire) = self.wire.get() {
-            let _ = wire.send(reply.to_string(), None);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transport::observe::{Drift, Inbound};
+    use crate::core::drift::Drift;
+    use crate::transport::observe::Inbound;
 
     /// A wire that records what was sent and can answer through the router.
     #[derive(Default)]

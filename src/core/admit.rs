@@ -195,7 +195,8 @@ fn unresolvable_output(tool: &Value) -> Option<ConfigError> {
     )))
 }
 
-/// Admits the wire tools of one page, for tests and single-page callers.
+/// Admits the wire tools of one page, for the tests below.
+#[cfg(test)]
 pub fn admit(config: &Config, wire: Vec<Value>) -> Result<Vec<ToolSpec>, ConfigError> {
     let mut admission = Admission::new(Arc::new(config.clone()), Arc::default());
     admission.page(1, wire);

@@ -1,18 +1,19 @@
-//! Plain Rust, no napi: every policy decision of the tool source, testable with `cargo test`.
+//! Pure policy, no napi and no I/O: every decision of the tool source (config, bounds, admission,
+//! canonical form and hashes, validation, result mapping, drift, redaction), used by every
+//! layer above and importing none of them; `cargo test` covers it all.
 
-pub mod admit;
+pub(crate) mod admit;
 pub mod canonical;
-pub mod completions;
-pub mod config;
-pub mod dialect;
+pub(crate) mod config;
+pub(crate) mod dialect;
+pub mod drift;
 pub mod error;
 pub mod hash;
 pub mod jcs;
-pub mod raw;
+pub(crate) mod raw;
 pub mod result;
-pub mod secrets;
-pub mod source;
-pub mod sweep;
+pub(crate) mod secrets;
+pub(crate) mod sweep;
 pub mod validate;
 
 pub use error::ConfigError;

@@ -2,7 +2,9 @@
 //! becomes the host's `ConfigError`; an error without it stays a plain `Error`.
 
 use crate::core::ConfigError;
-use napi::Error;
+use crate::source::SourceError;
+use napi::bindgen_prelude::{Env, Unknown};
+use napi::{sys, Error};
 
 pub const CONFIG_CODE: &str = "RULVAR_CONFIG";
 
@@ -15,4 +17,36 @@ pub fn refusal(e: ConfigError) -> JsError {
 /// Keeps the status text, so a pending JS exception (`PendingException`) is not thrown twice.
 pub fn from_napi(e: Error) -> JsError {
     Error::new(e.status.as_ref().to_owned(), e.reason.clone())
+}
+
+/// Builds the JS error for a failure: a refusal carries `code: 'RULVAR_CONFIG'` for the JS
+/// wrapper; a host error object is handed back as it was thrown.
+pub fn to_js_error(env: &Env, e: SourceError<napi::Error>) -> napi::Error {
+    match e {
+        SourceError::Refused(c) => js_error(env, &c.message, Some(CONFIG_CODE)),
+        SourceError::Failed(m) => js_error(env, &m, None),
+        SourceError::Host(e) => e,
+    }
+}
+
+fn js_error(env: &Env, message: &str, code: Option<&str>) -> napi::Error {
+    let raw = env.raw();
+    let build = || -> napi::Result<sys::napi_value> {
+        let msg = super::js::create_string(raw, message)?;
+        let code = match code {
+            Some(c) => super::js::create_string(raw, c)?,
+            None => std::ptr::null_mut(),
+        };
+        let mut out = std::ptr::null_mut();
+        super::js::check(
+            raw,
+            unsafe { sys::napi_create_error(raw, code, msg, &mut out) },
+            "error creation",
+        )?;
+        Ok(out)
+    };
+    match build() {
+        Ok(value) => napi::Error::from(unsafe { Unknown::from_raw_unchecked(raw, value) }),
+        Err(e) => e,
+    }
 }

@@ -1,10 +1,15 @@
-//! The napi edge: JS values in, core calls, JS values out. No policy decisions here.
+//! The napi edge: JS values in, calls down, JS values out; no policy decisions here. One
+//! `binding_*` file per JS class it exposes.
 
+mod binding_snapshot;
+mod binding_source;
+mod completions;
+mod connector;
 mod convert;
+mod environment;
 mod errors;
 mod hashing;
 mod hooks;
 mod js;
-mod source;
 mod tooldefs;
 mod value;

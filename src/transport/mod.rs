@@ -2,12 +2,12 @@
 //! parsed, into one inbound channel through `observe::Inbound`, which sees every message first.
 
 pub mod http;
-pub mod inprocess;
+pub(crate) mod inprocess;
 pub mod observe;
-pub mod pipe_writer;
-pub mod process;
-pub mod stderr;
-pub mod stdio;
+pub(crate) mod pipe_writer;
+pub(crate) mod process;
+pub(crate) mod stderr;
+pub(crate) mod stdio;
 
 use futures::future::BoxFuture;
 

@@ -4,44 +4,10 @@
 //! server is processed, so the generation is bumped here, synchronously, before the message
 //! reaches the JSON-RPC router.
 
+use crate::core::drift::Drift;
 use serde_json::Value;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use tokio::sync::mpsc;
-
-/// What one source knows about list drift; shared by every connection it makes.
-#[derive(Debug, Default)]
-pub struct Drift {
-    generation: AtomicU64,
-    poisoned: AtomicBool,
-    refuse: bool,
-}
-
-impl Drift {
-    pub fn new(refuse: bool) -> Self {
-        Self {
-            refuse,
-            ..Default::default()
-        }
-    }
-    pub fn generation(&self) -> u64 {
-        self.generation.load(Ordering::SeqCst)
-    }
-    pub fn poisoned(&self) -> bool {
-        self.poisoned.load(Ordering::SeqCst)
-    }
-    pub fn list_changed(&self) {
-        if self.refuse {
-            self.poisoned.store(true, Ordering::SeqCst);
-        }
-        self.generation.fetch_add(1, Ordering::SeqCst);
-    }
-    /// `close()` lifts the poison; the generation keeps counting so old snapshots stay stale.
-    pub fn reset(&self) {
-        self.poisoned.store(false, Ordering::SeqCst);
-        self.generation.fetch_add(1, Ordering::SeqCst);
-    }
-}
 
 /// serde_json's nesting limit for one message, which bounds the parser's stack.
 pub const MAX_JSON_DEPTH: usize = 128;

@@ -7,8 +7,8 @@
 //! the JS thread is woken only when the batch goes from empty to non-empty. Under load one
 //! wake-up and one `JSON.parse` settle many calls.
 
-use super::jcs::write_string;
-use super::result::CallFailure;
+use crate::core::jcs::write_string;
+use crate::core::result::CallFailure;
 use std::cell::Cell;
 use std::collections::VecDeque;
 use std::fmt::Write;
@@ -97,11 +97,6 @@ impl Completions {
         }
     }
 
-    /// Everything finished so far, as the JSON text of an array; `None` when nothing is.
-    pub fn take(&self) -> Option<String> {
-        self.take_with(str::to_owned)
-    }
-
     /// Hands the oldest segment's JSON text to `read` (which copies it where it must go)
     /// without holding the lock, then keeps the buffer for later. Call until `None`: a busy
     /// source's batch comes in several segments. One reader at a time.
@@ -158,19 +153,19 @@ mod tests {
     #[test]
     fn one_wake_per_batch_and_valid_json() {
         let (c, wakes) = counted();
-        assert_eq!(c.take(), None);
+        assert_eq!(c.take_with(str::to_owned), None);
         c.push(1, Ok("{\"a\":1}".into()));
         c.push(2, Err(CallFailure("bad \"x\"\n".into())));
         c.push_progress(3, "{\"progress\":1}");
         c.push(3, Ok("\"s\"".into()));
         assert_eq!(wakes.load(Ordering::SeqCst), 1);
-        let text = c.take().unwrap();
+        let text = c.take_with(str::to_owned).unwrap();
         let v: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(
             v,
             serde_json::json!([[1, 1, {"a": 1}], [2, 2, "bad \"x\"\n"], [3, 0, {"progress": 1}], [3, 1, "s"]])
         );
-        assert_eq!(c.take(), None);
+        assert_eq!(c.take_with(str::to_owned), None);
         c.push(4, Ok("null".into()));
         assert_eq!(wakes.load(Ordering::SeqCst), 2);
     }
@@ -185,7 +180,7 @@ mod tests {
         assert_eq!(wakes.load(Ordering::SeqCst), 1);
         let mut ids = Vec::new();
         let mut segments = 0;
-        while let Some(text) = c.take() {
+        while let Some(text) = c.take_with(str::to_owned) {
             segments += 1;
             assert!(text.len() < 2 * SEGMENT_BYTES);
             let v: serde_json::Value = serde_json::from_str(&text).unwrap();
@@ -200,7 +195,7 @@ mod tests {
         let (c, wakes) = counted();
         Completions::taken_by_caller(|| c.push(7, Ok("1".into())));
         assert_eq!(wakes.load(Ordering::SeqCst), 0);
-        assert_eq!(c.take().as_deref(), Some("[[7,1,1]]"));
+        assert_eq!(c.take_with(str::to_owned).as_deref(), Some("[[7,1,1]]"));
         c.push(8, Ok("2".into()));
         assert_eq!(wakes.load(Ordering::SeqCst), 1);
     }

@@ -1,21 +1,21 @@
 //! One tool source: lazy connect, the cached snapshot and its generation, single-flight
 //! sweeps, the drift poison, and close (which resets all of it, so tools() connects afresh).
 
-use super::admit::{Admission, AdmissionError, ToolSpec};
-use super::config::{wait_of, Config, Drift as DriftPolicy};
-use super::error::{with_diagnostics, ConfigError};
-use super::jcs::{format_f64, write_string};
-use super::result::{map_result, CallFailure};
-use super::secrets::Secrets;
-use super::sweep::{sweep, PageError, SweepBounds, SweepError};
-use super::validate::describe;
+use crate::core::admit::{Admission, AdmissionError, ToolSpec};
+use crate::core::config::{wait_of, Config, Drift as DriftPolicy};
+use crate::core::error::{with_diagnostics, ConfigError};
+use crate::core::jcs::{format_f64, write_string};
+use crate::core::result::{map_result, CallFailure};
+use crate::core::secrets::Secrets;
+use crate::core::sweep::{sweep, PageError, SweepBounds, SweepError};
+use crate::core::validate::describe;
 use crate::client::handshake;
 use crate::client::rpc::{Listener, Rpc, RpcError, Waiter};
-use crate::transport::observe::{Drift, Inbound, TRANSPORT_FAILURE};
+use crate::core::drift::Drift;
+use crate::transport::observe::{Inbound, TRANSPORT_FAILURE};
 use crate::transport::Wire;
 use futures::future::BoxFuture;
 use serde_json::{json, Value};
-use std::any::Any;
 use std::fmt::Write;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -35,26 +35,34 @@ fn redacted(secrets: &Secrets, e: RpcError) -> RpcError {
     }
 }
 
-/// Why a source operation failed, sorted by how the JS side must surface it.
+/// Why a source operation failed, sorted by how the host must surface it. `H` is an error of
+/// the host's own that a connect may end with (its in-process server's `connect` threw it),
+/// handed back untouched.
 #[derive(Debug)]
-pub enum SourceError {
+pub enum SourceError<H> {
     /// A typed refusal (`ConfigError`).
     Refused(ConfigError),
     /// A plain `Error`.
     Failed(String),
-    /// An error object of the host's own, passed through untouched (inprocess `connect`).
-    Host(Box<dyn Any + Send>),
+    /// The host's own error, as it was thrown.
+    Host(H),
 }
 
-impl From<ConfigError> for SourceError {
+impl<H> From<ConfigError> for SourceError<H> {
     fn from(e: ConfigError) -> Self {
         SourceError::Refused(e)
     }
 }
 
-/// Creates the transport of one connection; the node layer supplies it per transport kind.
-pub trait Connector: Send + Sync {
-    fn open(&self, inbound: Inbound) -> BoxFuture<'static, Result<Arc<dyn Wire>, SourceError>>;
+/// Creates the transport of one connection; the host's edge supplies it per transport kind.
+pub trait Connector: Send + Sync + 'static {
+    /// What a connect can fail with that belongs to the host (see `SourceError::Host`).
+    type HostError: Send + 'static;
+    #[allow(clippy::type_complexity)]
+    fn open(
+        &self,
+        inbound: Inbound,
+    ) -> BoxFuture<'static, Result<Arc<dyn Wire>, SourceError<Self::HostError>>>;
     /// Undoes a connect that failed or timed out before its wire existed.
     fn abandon(&self) -> BoxFuture<'static, ()> {
         Box::pin(async {})
@@ -63,7 +71,6 @@ pub trait Connector: Send + Sync {
 
 pub struct Connection {
     pub rpc: Arc<Rpc>,
-    pub epoch: u64,
     /// Unique per connection in this process: a snapshot of a replaced connection never
     /// shares its key with one of the new connection.
     pub serial: u64,
@@ -119,10 +126,10 @@ impl Default for Live {
     }
 }
 
-pub struct Source {
+pub struct Source<C: Connector> {
     config: Arc<Config>,
     id: String,
-    connector: Arc<dyn Connector>,
+    connector: Arc<C>,
     drift: Arc<Drift>,
     /// Held across a whole connect + sweep: concurrent cold calls make one sweep.
     state: tokio::sync::Mutex<State>,
@@ -140,12 +147,11 @@ fn duration(ms: f64) -> Duration {
     wait_of(ms)
 }
 
-impl Source {
-    pub fn new(
-        config: Arc<Config>,
-        connector: Arc<dyn Connector>,
-        secrets: Arc<Secrets>,
-    ) -> Arc<Source> {
+/// The errors of one source's connector.
+type Error<C> = SourceError<<C as Connector>::HostError>;
+
+impl<C: Connector> Source<C> {
+    pub fn new(config: Arc<Config>, connector: Arc<C>, secrets: Arc<Secrets>) -> Arc<Self> {
         Arc::new(Source {
             id: config.id(),
             drift: Arc::new(Drift::new(config.drift == DriftPolicy::Refuse)),
@@ -161,23 +167,15 @@ impl Source {
         &self.id
     }
 
-    pub fn config(&self) -> &Config {
-        &self.config
-    }
-
-    pub fn drift(&self) -> &Arc<Drift> {
-        &self.drift
-    }
-
-    fn poison_refusal(&self) -> SourceError {
-        SourceError::Refused(ConfigError::new(format!(
+    fn poison_refusal(&self) -> Error<C> {
+        Error::<C>::Refused(ConfigError::new(format!(
             "mcp: the tool list of '{}' changed after import (listChanged) and drift policy 'refuse' holds the source closed; close() and re-create the source (and re-record any toolset attestation) to import the changed list deliberately",
             self.id
         )))
     }
 
     /// `tools()`: the cached snapshot while it is current, else connect (lazily) and sweep.
-    pub async fn tools(&self) -> Result<Arc<Snapshot>, SourceError> {
+    pub async fn tools(&self) -> Result<Arc<Snapshot>, Error<C>> {
         if self.drift.poisoned() {
             return Err(self.poison_refusal());
         }
@@ -259,7 +257,7 @@ impl Source {
             .then(|| snapshot.key())
     }
 
-    async fn connect(&self) -> Result<Arc<Connection>, SourceError> {
+    async fn connect(&self) -> Result<Arc<Connection>, Error<C>> {
         let connect_ms = ms(self.config.timeouts.connect_ms);
         let (epoch, mut closed) = {
             let live = self.live.lock().unwrap_or_else(|e| e.into_inner());
@@ -271,7 +269,6 @@ impl Source {
             let wire = self.connector.open(inbound).await?;
             let conn = Arc::new(Connection {
                 rpc: Rpc::start(wire, &router),
-                epoch,
                 serial: CONNECTIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             });
             let registered = {
@@ -289,7 +286,7 @@ impl Source {
                     self.id
                 )));
             }
-            Ok::<_, SourceError>(conn)
+            Ok::<_, Error<C>>(conn)
         };
         let closed_meanwhile = async {
             let _ = closed.wait_for(|e| *e != epoch).await;
@@ -335,7 +332,7 @@ impl Source {
         &self,
         connect_ms: f64,
         conn: Option<&Arc<Connection>>,
-    ) -> SourceError {
+    ) -> Error<C> {
         let live = self.live.lock().ok().and_then(|mut l| l.conn.take());
         let mut released = false;
         let mut diagnostics = None;
@@ -368,7 +365,7 @@ impl Source {
         &self,
         conn: &Arc<Connection>,
         on_page: impl FnMut(Vec<Value>),
-    ) -> Result<(), SourceError> {
+    ) -> Result<(), Error<C>> {
         let bounds = SweepBounds {
             max_tools: self.config.max_tools,
             max_pages: self.config.max_pages,
@@ -388,7 +385,7 @@ impl Source {
                         Some(c) => json!({ "cursor": c }),
                         None => json!({}),
                     };
-                    rpc.request("tools/list", params, timeout, None, std::future::pending())
+                    rpc.request("tools/list", params, timeout)
                         .await
                         .map_err(|e| match e {
                             RpcError::TimedOut => PageError::TimedOut,

@@ -1,0 +1,93 @@
+//! The inbound half of a connection: routes each message the transport read to its caller
+//! (replies, progress), answers the server's own requests, and fails everything pending when
+//! the connection ends.
+
+use super::rpc::{fail_all, lock, RpcError, Shared};
+use crate::transport::observe::{Event, Sink};
+use crate::transport::Wire;
+use serde_json::{json, Value};
+use std::sync::{Arc, OnceLock};
+use tokio::sync::Notify;
+
+/// Routes inbound messages to their callers, on whichever thread the transport read them.
+pub struct Router {
+    /// Set once the transport exists; a server request that comes earlier goes unanswered.
+    pub(super) wire: OnceLock<Arc<dyn Wire>>,
+    pub(super) pending: Shared,
+    pub(super) timer: Arc<Notify>,
+}
+
+impl Sink for Router {
+    fn event(&self, event: Event) {
+        match event {
+            Event::Message(Value::Array(batch)) => batch.into_iter().for_each(|m| self.handle(m)),
+            Event::Message(message) => self.handle(message),
+            Event::Closed(reason) => fail_all(&self.pending, &self.timer, &reason),
+        }
+    }
+}
+
+impl Router {
+    fn handle(&self, message: Value) {
+        let Value::Object(mut m) = message else {
+            return;
+        };
+        if let Some(Value::String(method)) = m.remove("method") {
+            match m.remove("id") {
+                Some(id) => self.answer_server_request(&method, id),
+                None => self.notification(&method, m.remove("params")),
+            }
+            return;
+        }
+        // A response: only ids we issued (numbers) can match; anything else is ignored.
+        let Some(id) = m.get("id").and_then(Value::as_u64) else {
+            return;
+        };
+        let waiter = lock(&self.pending).take(id);
+        let Some(waiter) = waiter else {
+            return;
+        };
+        let reply = match (m.remove("result"), m.remove("error")) {
+            (Some(result), None) => Ok(result),
+            (_, Some(error)) => Err(RpcError::Remote {
+                code: error.get("code").and_then(Value::as_i64).unwrap_or(-32603),
+                message: error
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("unknown error")
+                    .to_owned(),
+            }),
+            (None, None) => Err(RpcError::Remote {
+                code: -32603,
+                message: "the response has neither result nor error".into(),
+            }),
+        };
+        waiter.answer(reply);
+    }
+
+    fn notification(&self, method: &str, params: Option<Value>) {
+        if method != "notifications/progress" {
+            return;
+        }
+        let Some(params) = params else { return };
+        let Some(token) = params.get("progressToken").and_then(Value::as_u64) else {
+            return;
+        };
+        let listener = lock(&self.pending).progress.get(&token).cloned();
+        if let Some(listener) = listener {
+            listener(params);
+        }
+    }
+
+    /// The client offers no capabilities: ping is answered, anything else is "not found".
+    fn answer_server_request(&self, method: &str, id: Value) {
+        let reply = if method == "ping" {
+            json!({ "jsonrpc": "2.0", "id": id, "result": {} })
+        } else {
+            json!({ "jsonrpc": "2.0", "id": id, "error": { "code": -32601, "message": format!("Method not found: {method}") } })
+        };
+        if let Some(wire) = self.wire.get() {
+            let _ = wire.send(reply.to_string(), None);
+        }
+    }
+}

@@ -1,0 +1,90 @@
+//! `NativeSnapshot`: one sweep's admitted tools, held by the ToolDefs built from it; starts and
+//! cancels their calls.
+
+use super::binding_source::{Calls, NodeSource};
+use crate::client::rpc::Listener;
+use crate::core::result::CallFailure;
+use crate::source::Snapshot;
+use crate::transport::inprocess::collect_sends;
+use napi::bindgen_prelude::{Either, Env};
+use napi_derive::napi;
+use std::sync::Arc;
+
+/// One snapshot of admitted tools, held by the ToolDefs built from it.
+#[napi]
+pub struct NativeSnapshot {
+    pub(super) source: Arc<NodeSource>,
+    pub(super) snapshot: Arc<Snapshot>,
+    pub(super) calls: Arc<Calls>,
+}
+
+#[napi]
+impl NativeSnapshot {
+    #[napi(getter)]
+    pub fn key(&self) -> String {
+        self.snapshot.key()
+    }
+
+    /// The admitted tools as JSON text: `[{ name, description, parameters, needsApproval, risk? }]`.
+    #[napi(catch_unwind)]
+    pub fn json(&self) -> String {
+        super::tooldefs::tools_json(&self.snapshot.tools)
+    }
+
+    /// Starts tool `index` with `input` (JSON text of `input ?? {}`). Returns the call's id,
+    /// under which its outcome arrives in `takeCompletions()`, or the message of a refusal
+    /// made before anything was sent (input that is not valid). No Promise, no task: the
+    /// request is on its way when this returns.
+    #[napi(catch_unwind, ts_return_type = "number | string")]
+    pub fn call(
+        &self,
+        env: Env,
+        index: u32,
+        input: String,
+        wants_progress: bool,
+    ) -> napi::Result<Either<i64, String>> {
+        let calls = &self.calls;
+        let progress = wants_progress.then(|| {
+            let completions = calls.completions.clone();
+            Arc::new(move |p: serde_json::Value| {
+                let id = p.get("progressToken").and_then(serde_json::Value::as_u64);
+                if let Some(id) = id {
+                    completions.push_progress(id, &serde_json::to_string(&p).unwrap_or_default());
+                }
+            }) as Listener
+        });
+        let completions = calls.completions.clone();
+        let start = || {
+            self.source.start_call(
+                &self.snapshot,
+                index as usize,
+                &input,
+                progress,
+                move |id, outcome| completions.push(id, outcome),
+            )
+        };
+        let started = match &calls.direct {
+            None => start(),
+            Some((bridge, to_server)) => {
+                let (started, frames) = collect_sends(bridge, start);
+                let to_server = to_server.borrow_back(&env)?;
+                for frame in frames {
+                    to_server.call(frame)?;
+                }
+                started
+            }
+        };
+        Ok(match started {
+            Ok(id) => Either::A(id as i64),
+            Err(CallFailure(message)) => Either::B(message),
+        })
+    }
+
+    /// Gives up on a call (its `ctx.signal` aborted); its outcome is "was aborted".
+    #[napi(catch_unwind)]
+    pub fn cancel(&self, id: i64) {
+        if let Ok(id) = u64::try_from(id) {
+            self.source.cancel_call(&self.snapshot, id);
+        }
+    }
+}

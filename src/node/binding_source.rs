@@ -1,0 +1,248 @@
+//! `NativeSource`: the native half of an `McpToolSource` (lib/source.js is the other):
+//! construction from the host's config, `tools()`, `close()`, the in-process server's
+//! deliveries, and the batches of finished calls.
+
+use super::binding_snapshot::NativeSnapshot;
+use super::completions::Completions;
+use super::connector::{InProcessHooks, NodeConnector};
+use super::convert::to_raw;
+use super::environment::environment_children;
+use super::errors::{from_napi, refusal, to_js_error};
+use super::hooks::{HeaderHook, Hook, JsBridge, WakeHook};
+use crate::core::config::{Config, Headers, Transport};
+use crate::core::secrets::Secrets;
+use crate::source::Source;
+use crate::transport::http::{HeaderSource, StaticHeaders};
+use crate::transport::inprocess::Bridge;
+use crate::transport::observe::Inbound;
+use napi::bindgen_prelude::{Env, FunctionRef, JsValue, Promise, PromiseRaw, Unknown};
+use napi::threadsafe_function::ThreadsafeFunctionCallMode;
+use napi_derive::napi;
+use std::sync::{Arc, Mutex};
+
+/// What every call of a source shares: where finished calls and progress reports go, and the in-process server's `onmessage` for sends made on the JS thread.
+pub(super) struct Calls {
+    pub(super) completions: Arc<Completions>,
+    pub(super) direct: Option<(Arc<dyn Bridge>, FunctionRef<String, Unknown<'static>>)>,
+}
+
+/// A source of this edge: its connector is Node's.
+pub(super) type NodeSource = Source<NodeConnector>;
+
+#[napi]
+pub struct NativeSource {
+    source: Arc<NodeSource>,
+    inbound: Option<Arc<Mutex<Option<Inbound>>>>,
+    calls: Arc<Calls>,
+    wake: Arc<Mutex<WakeHook>>,
+}
+
+/// The JS side's callbacks for one source (lib/source.js makes them).
+#[napi(object, object_to_js = false)]
+pub struct SourceHooks {
+    /// Wakes the JS side to take a batch of finished calls.
+    #[napi(ts_type = "() => void")]
+    pub wake: WakeHook,
+    /// `http.headers` as a function, wrapped to always return a Promise of the record's text.
+    #[napi(ts_type = "() => Promise<string>")]
+    pub headers: Option<Hook<(), Promise<String>>>,
+    /// The in-process bridge (lib/inprocess.js): connects the host's server to a transport...
+    #[napi(ts_type = "() => Promise<string>")]
+    pub attach: Option<Hook<(), Promise<String>>>,
+    /// ...hands it a message...
+    #[napi(ts_type = "(text: string) => unknown")]
+    pub to_server: Option<Hook<String, Unknown<'static>>>,
+    /// ...detaches it...
+    #[napi(ts_type = "() => Promise<string>")]
+    pub detach: Option<Hook<(), Promise<String>>>,
+    /// ...and hands it a message sent on the JS thread, in a microtask.
+    #[napi(ts_type = "(text: string) => unknown")]
+    pub to_server_soon: Option<FunctionRef<String, Unknown<'static>>>,
+}
+
+#[napi]
+impl NativeSource {
+    /// Validates the config before any I/O; the first failed check is a `ConfigError`.
+    #[napi(constructor, catch_unwind)]
+    pub fn new(env: Env, config: Unknown, hooks: SourceHooks) -> napi::Result<Self, String> {
+        let SourceHooks {
+            wake,
+            headers,
+            attach,
+            to_server,
+            detach,
+            to_server_soon,
+        } = hooks;
+        let raw = to_raw(env.raw(), config.raw()).map_err(from_napi)?;
+        let children = environment_children(env.raw());
+        let config = Arc::new(Config::parse(&raw).map_err(refusal)?);
+        let secrets = Arc::new(Secrets::new(config.secret_values()));
+        let headers: Option<Arc<dyn HeaderSource>> = match &config.transport {
+            Transport::Http {
+                headers: Headers::Static(h),
+                ..
+            } => Some(Arc::new(StaticHeaders(h.clone()))),
+            Transport::Http {
+                headers: Headers::Hook,
+                ..
+            } => headers.map(|h| {
+                Arc::new(HeaderHook {
+                    hook: Arc::new(h),
+                    secrets: secrets.clone(),
+                }) as Arc<dyn HeaderSource>
+            }),
+            _ => None,
+        };
+        let inprocess = match (attach, to_server, detach) {
+            (Some(attach), Some(to_server), Some(detach))
+                if config.transport == Transport::InProcess =>
+            {
+                Some(InProcessHooks {
+                    attach: Arc::new(attach),
+                    bridge: Arc::new(JsBridge {
+                        to_server,
+                        detach: Arc::new(detach),
+                    }),
+                    inbound: Arc::new(Mutex::new(None)),
+                })
+            }
+            _ => None,
+        };
+        let inbound = inprocess.as_ref().map(|h| h.inbound.clone());
+        let direct = match (&inprocess, to_server_soon) {
+            (Some(hooks), Some(f)) => Some((hooks.bridge.clone() as Arc<dyn Bridge>, f)),
+            _ => None,
+        };
+        let connector = Arc::new(NodeConnector {
+            config: config.clone(),
+            headers,
+            inprocess,
+            children,
+            secrets: secrets.clone(),
+        });
+        let wake = Arc::new(Mutex::new(wake));
+        let waker = wake.clone();
+        let completions = Arc::new(Completions::new(move || {
+            if let Ok(hook) = waker.lock() {
+                hook.call((), ThreadsafeFunctionCallMode::NonBlocking);
+            }
+        }));
+        Ok(Self {
+            source: Source::new(config, connector, secrets),
+            inbound,
+            calls: Arc::new(Calls {
+                completions,
+                direct,
+            }),
+            wake,
+        })
+    }
+
+    /// Keeps Node's event loop alive while calls are in flight (`true`) and lets it go when
+    /// none are (`false`): a script awaiting a call must not exit before the reply.
+    #[napi(catch_unwind)]
+    #[allow(deprecated)] // `refer`/`unref` are exactly napi_ref/unref_threadsafe_function.
+    pub fn hold(&self, env: Env, held: bool) -> napi::Result<()> {
+        let mut hook = self
+            .wake
+            .lock()
+            .map_err(|_| napi::Error::from_reason("poisoned"))?;
+        if held {
+            hook.refer(&env)
+        } else {
+            hook.unref(&env)
+        }
+    }
+
+    /// What finished since the last take, as JSON text `[[id, kind, value], ...]` (one
+    /// segment of it: call until null); `null` when nothing did.
+    #[napi(catch_unwind, ts_return_type = "string | null")]
+    pub fn take_completions<'env>(&self, env: &'env Env) -> napi::Result<Unknown<'env>> {
+        batch_to_js(env, &self.calls.completions)
+    }
+
+    #[napi(getter)]
+    pub fn id(&self) -> String {
+        self.source.id().to_owned()
+    }
+
+    /// The key of the cached snapshot when it is current and no sweep is running, so a
+    /// cached `tools()` answers without a round trip to the runtime.
+    #[napi(catch_unwind)]
+    pub fn cached_key(&self) -> Option<String> {
+        self.source.cached_key()
+    }
+
+    /// Resolves with the current snapshot; the JS side keeps one array per snapshot key.
+    #[napi(ts_return_type = "Promise<NativeSnapshot>")]
+    pub fn tools<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, NativeSnapshot>> {
+        let source = self.source.clone();
+        let sweeping = self.source.clone();
+        let calls = self.calls.clone();
+        env.spawn_future_with_callback(
+            async move { Ok(sweeping.tools().await) },
+            move |env, outcome| match outcome {
+                Ok(snapshot) => Ok(NativeSnapshot {
+                    source,
+                    snapshot,
+                    calls,
+                }),
+                Err(e) => Err(to_js_error(env, e)),
+            },
+        )
+    }
+
+    /// Idempotent; resolves once the connection (and any child process) is gone.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn close<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
+        let source = self.source.clone();
+        env.spawn_future(async move {
+            source.close().await;
+            Ok(())
+        })
+    }
+
+    /// The in-process server's `send`: runs on the JS thread, so a listChanged is seen before
+    /// `send` returns (a host waits one setImmediate and expects the next tools() to list again).
+    /// A reply that finishes a call is routed right here; what finished comes back as
+    /// `takeCompletions()` would give it.
+    #[napi(catch_unwind, ts_return_type = "string | null")]
+    pub fn deliver<'env>(&self, env: &'env Env, text: String) -> napi::Result<Unknown<'env>> {
+        let inbound = self.inbound.as_ref().and_then(|slot| slot.lock().ok());
+        let Some(inbound) = inbound.as_ref().and_then(|slot| slot.as_ref()) else {
+            return js_null(env);
+        };
+        Completions::taken_by_caller(|| inbound.push_text(text.as_bytes()));
+        batch_to_js(env, &self.calls.completions)
+    }
+
+    /// The in-process server side closed: pending requests fail now.
+    #[napi(catch_unwind)]
+    pub fn detached(&self) {
+        if let Some(slot) = &self.inbound {
+            if let Ok(mut slot) = slot.lock() {
+                if let Some(inbound) = slot.take() {
+                    inbound.close("mcp: the in-process server closed the connection".into());
+                }
+            }
+        }
+    }
+}
+
+/// The finished calls as a JS string (null when there are none), copied straight from the
+/// batch's buffer.
+pub(super) fn batch_to_js<'env>(env: &'env Env, completions: &Completions) -> napi::Result<Unknown<'env>> {
+    let raw = env.raw();
+    let value = completions
+        .take_with(|text| super::js::create_text(raw, text))
+        .transpose()?;
+    match value {
+        Some(v) => Ok(unsafe { Unknown::from_raw_unchecked(raw, v) }),
+        None => js_null(env),
+    }
+}
+
+fn js_null(env: &Env) -> napi::Result<Unknown<'_>> {
+    let null = super::js::null(env.raw())?;
+    Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), null) })
+}

@@ -1,0 +1,107 @@
+//! How a source connects from Node: the stdio child, the HTTP client (with the host's header
+//! hook), or the host's in-process server object through the JS bridge.
+
+use super::hooks::{Hook, JsBridge};
+use crate::core::config::{Config, Transport};
+use crate::core::secrets::Secrets;
+use crate::source::{Connector, SourceError};
+use crate::transport::http::{self, HeaderSource, StaticHeaders};
+use crate::transport::inprocess::InProcessWire;
+use crate::transport::observe::Inbound;
+use crate::transport::process::Children;
+use crate::transport::stdio::{self, StdioSpec};
+use crate::transport::Wire;
+use futures::future::BoxFuture;
+use napi::bindgen_prelude::Promise;
+use std::sync::{Arc, Mutex};
+
+/// The in-process attachment: `attach()` connects the host's server to a fresh JS transport.
+pub(super) struct InProcessHooks {
+    pub(super) attach: Arc<Hook<(), Promise<String>>>,
+    pub(super) bridge: Arc<JsBridge>,
+    /// Where `deliver()` pushes the server's messages; replaced per connection.
+    pub(super) inbound: Arc<Mutex<Option<Inbound>>>,
+}
+
+pub(super) struct NodeConnector {
+    pub(super) config: Arc<Config>,
+    pub(super) headers: Option<Arc<dyn HeaderSource>>,
+    pub(super) inprocess: Option<InProcessHooks>,
+    /// The stdio children of the Node environment that made this source.
+    pub(super) children: Arc<Children>,
+    pub(super) secrets: Arc<Secrets>,
+}
+
+impl Connector for NodeConnector {
+    /// An in-process server's `connect` may throw: its very error goes back to the host.
+    type HostError = napi::Error;
+
+    fn open(
+        &self,
+        inbound: Inbound,
+    ) -> BoxFuture<'static, Result<Arc<dyn Wire>, SourceError<napi::Error>>> {
+        match &self.config.transport {
+            Transport::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+                stderr,
+            } => {
+                let spec = StdioSpec {
+                    command: command.clone(),
+                    args: args.clone(),
+                    env: env.clone(),
+                    cwd: cwd.clone(),
+                    stderr: *stderr,
+                    children: self.children.clone(),
+                    secrets: self.secrets.clone(),
+                };
+                let result = stdio::spawn(&spec, inbound).map(|w| w as Arc<dyn Wire>);
+                Box::pin(async move { result.map_err(SourceError::Failed) })
+            }
+            Transport::Http { url, .. } => {
+                let headers = self
+                    .headers
+                    .clone()
+                    .unwrap_or_else(|| Arc::new(StaticHeaders(Vec::new())));
+                let result = http::open(url, headers, inbound, self.secrets.clone())
+                    .map(|w| w as Arc<dyn Wire>);
+                Box::pin(async move { result.map_err(SourceError::Failed) })
+            }
+            Transport::InProcess => {
+                let Some(hooks) = &self.inprocess else {
+                    return Box::pin(async {
+                        Err(SourceError::Failed(
+                            "mcp: the in-process bridge is missing".into(),
+                        ))
+                    });
+                };
+                if let Ok(mut slot) = hooks.inbound.lock() {
+                    *slot = Some(inbound);
+                }
+                let attach = hooks.attach.clone();
+                let bridge = hooks.bridge.clone();
+                Box::pin(async move {
+                    // The very error the server's connect() threw is handed back untouched.
+                    let host = SourceError::Host;
+                    attach
+                        .call_async_catch(())
+                        .await
+                        .map_err(host)?
+                        .await
+                        .map_err(host)?;
+                    Ok(InProcessWire::new(bridge) as Arc<dyn Wire>)
+                })
+            }
+        }
+    }
+
+    /// An in-process server left half-connected would refuse the next connect.
+    fn abandon(&self) -> BoxFuture<'static, ()> {
+        match &self.inprocess {
+            Some(hooks) => crate::transport::inprocess::Bridge::detach(hooks.bridge.as_ref()),
+            None => Box::pin(async {}),
+        }
+    }
+}
