@@ -1,17 +1,17 @@
 //! One tool source: lazy connect, the cached snapshot and its generation, single-flight
 //! sweeps, the drift poison, and close (which resets all of it, so tools() connects afresh).
 
+use crate::client::handshake;
+use crate::client::rpc::{Listener, Rpc, RpcError, Waiter};
 use crate::core::admit::{Admission, AdmissionError, ToolSpec};
 use crate::core::config::{wait_of, Config, Drift as DriftPolicy};
+use crate::core::drift::Drift;
 use crate::core::error::{with_diagnostics, ConfigError};
 use crate::core::jcs::{format_f64, write_string};
 use crate::core::result::{map_result, CallFailure};
 use crate::core::secrets::Secrets;
 use crate::core::sweep::{sweep, PageError, SweepBounds, SweepError};
 use crate::core::validate::describe;
-use crate::client::handshake;
-use crate::client::rpc::{Listener, Rpc, RpcError, Waiter};
-use crate::core::drift::Drift;
 use crate::transport::observe::{Inbound, TRANSPORT_FAILURE};
 use crate::transport::Wire;
 use futures::future::BoxFuture;
@@ -328,11 +328,7 @@ impl<C: Connector> Source<C> {
         }
     }
 
-    async fn connect_timeout(
-        &self,
-        connect_ms: f64,
-        conn: Option<&Arc<Connection>>,
-    ) -> Error<C> {
+    async fn connect_timeout(&self, connect_ms: f64, conn: Option<&Arc<Connection>>) -> Error<C> {
         let live = self.live.lock().ok().and_then(|mut l| l.conn.take());
         let mut released = false;
         let mut diagnostics = None;

@@ -14,9 +14,7 @@ pub async fn initialize(rpc: &Rpc, timeout: Option<Duration>) -> Result<String, 
         "capabilities": {},
         "clientInfo": { "name": "rulvar", "version": "1.0.0" }
     });
-    let result = rpc
-        .request("initialize", params, timeout)
-        .await?;
+    let result = rpc.request("initialize", params, timeout).await?;
     let version = result
         .get("protocolVersion")
         .and_then(Value::as_str)

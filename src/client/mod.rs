@@ -3,5 +3,5 @@
 //! keep their wire order and a malformed page is seen as it is.
 
 pub mod handshake;
-pub mod rpc;
 pub mod router;
+pub mod rpc;

@@ -346,26 +346,52 @@ fn parse_headers(http: &Raw) -> Result<Headers> {
         Raw::Undefined => Ok(Headers::None),
         Raw::Function => Ok(Headers::Hook),
         Raw::Object(members) => {
-            let mut out = Vec::with_capacity(members.len());
-            for (name, value) in members {
-                match value {
-                    Raw::Undefined => {}
-                    // Values are secrets: the message names the header, never its value.
-                    Raw::String(s) => out.push((name.clone(), s.clone())),
-                    _ => {
-                        return Err(refuse(format!(
-                            "mcp: 'http.headers' value of '{name}' must be a string"
-                        )))
-                    }
-                }
-            }
-            Ok(Headers::Static(out))
+            let members = members.iter().map(|(name, value)| {
+                let value = match value {
+                    Raw::Undefined | Raw::Null => HeaderValue::Absent,
+                    Raw::String(s) => HeaderValue::Text(s),
+                    _ => HeaderValue::Other,
+                };
+                (name.as_str(), value)
+            });
+            // Values are secrets: the message names the header, never its value.
+            header_record(members).map(Headers::Static).map_err(|name| {
+                refuse(format!(
+                    "mcp: 'http.headers' value of '{name}' must be a string"
+                ))
+            })
         }
         _ => Err(refuse(
             "mcp: 'http.headers' must be a record of header values or a (possibly async) function returning one"
                 .into(),
         )),
     }
+}
+
+/// One member of a header record as the host gave it.
+pub(crate) enum HeaderValue<'a> {
+    /// `undefined` or `null`: no such header.
+    Absent,
+    Text(&'a str),
+    /// Anything else, which no header can carry.
+    Other,
+}
+
+/// The one rule for a record of header values, the config's static one and every record the
+/// header hook returns alike: string values are headers, absent or null ones are left out,
+/// anything else refuses the record. `Err` names the offending header (never its value).
+pub(crate) fn header_record<'a>(
+    members: impl IntoIterator<Item = (&'a str, HeaderValue<'a>)>,
+) -> std::result::Result<Vec<(String, String)>, String> {
+    let mut out = Vec::new();
+    for (name, value) in members {
+        match value {
+            HeaderValue::Absent => {}
+            HeaderValue::Text(v) => out.push((name.to_owned(), v.to_owned())),
+            HeaderValue::Other => return Err(name.to_owned()),
+        }
+    }
+    Ok(out)
 }
 
 fn require(raw: &Raw, transport: &str, key: &str) -> Result<()> {

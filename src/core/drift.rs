@@ -38,4 +38,3 @@ impl Drift {
         self.generation.fetch_add(1, Ordering::SeqCst);
     }
 }
-

@@ -231,7 +231,10 @@ impl NativeSource {
 
 /// The finished calls as a JS string (null when there are none), copied straight from the
 /// batch's buffer.
-pub(super) fn batch_to_js<'env>(env: &'env Env, completions: &Completions) -> napi::Result<Unknown<'env>> {
+pub(super) fn batch_to_js<'env>(
+    env: &'env Env,
+    completions: &Completions,
+) -> napi::Result<Unknown<'env>> {
     let raw = env.raw();
     let value = completions
         .take_with(|text| super::js::create_text(raw, text))

@@ -3,6 +3,7 @@
 //! Every one is weak (it never keeps Node's event loop alive) and not callee-handled, and each
 //! is awaited with `call_async_catch`, so a hook that throws becomes an ordinary error.
 
+use crate::core::config::{header_record, HeaderValue};
 use crate::core::secrets::Secrets;
 use crate::transport::http::HeaderSource;
 use crate::transport::inprocess::Bridge;
@@ -47,20 +48,19 @@ impl HeaderSource for HeaderHook {
                     "mcp: the http.headers hook did not return a record of header values".into(),
                 );
             };
-            let mut out = Vec::with_capacity(map.len());
-            for (name, value) in map {
-                match value {
-                    Value::String(v) => {
-                        secrets.remember(&v);
-                        out.push((name, v))
-                    }
-                    Value::Null => {}
-                    _ => {
-                        return Err(format!(
-                            "mcp: the http.headers hook returned a non-string value for '{name}'"
-                        ))
-                    }
-                }
+            let members = map.iter().map(|(name, value)| {
+                let value = match value {
+                    Value::String(v) => HeaderValue::Text(v),
+                    Value::Null => HeaderValue::Absent,
+                    _ => HeaderValue::Other,
+                };
+                (name.as_str(), value)
+            });
+            let out = header_record(members).map_err(|name| {
+                format!("mcp: the http.headers hook returned a non-string value for '{name}'")
+            })?;
+            for (_, value) in &out {
+                secrets.remember(value);
             }
             Ok(out)
         })

@@ -77,7 +77,7 @@ impl Inbound {
     pub fn parse(&self, frame: &[u8]) -> Option<Value> {
         match serde_json::from_slice::<Value>(frame) {
             Ok(message) => Some(message),
-            Err(e) if e.to_string().starts_with("recursion limit exceeded") => {
+            Err(_) if nests_deeper_than(frame, MAX_JSON_DEPTH) => {
                 self.close(format!(
                     "mcp: the server sent a message nested deeper than {MAX_JSON_DEPTH} levels; the connection was closed"
                 ));
@@ -101,6 +101,36 @@ impl Inbound {
     }
 }
 
+/// Whether the brackets of `frame` (outside strings) nest deeper than `limit`: why a frame
+/// that failed to parse failed, told apart from text that is simply not JSON. Only frames
+/// that failed to parse are scanned.
+fn nests_deeper_than(frame: &[u8], limit: usize) -> bool {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for &b in frame {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > limit {
+                    return true;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    false
+}
+
 fn observe(drift: &Drift, message: &Value) {
     match message {
         Value::Object(m)
@@ -111,5 +141,24 @@ fn observe(drift: &Drift, message: &Value) {
         }
         Value::Array(batch) => batch.iter().for_each(|m| observe(drift, m)),
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tells_a_too_deep_frame_from_text_that_is_not_json() {
+        let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
+        assert!(serde_json::from_str::<Value>(&deep).is_err());
+        assert!(nests_deeper_than(deep.as_bytes(), MAX_JSON_DEPTH));
+        // Brackets inside strings do not count, escaped quotes do not end them.
+        let quoted = format!("{{\"a\": \"\\\" {}\"}}", "[".repeat(300));
+        assert!(!nests_deeper_than(quoted.as_bytes(), MAX_JSON_DEPTH));
+        assert!(!nests_deeper_than(
+            b"Welcome to the server!",
+            MAX_JSON_DEPTH
+        ));
     }
 }
