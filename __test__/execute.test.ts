@@ -142,6 +142,32 @@ describe.each(['inprocess', 'stdio', 'http-stateful'] as Mode[])('execute over %
     expect(cancelled).toBe(1);
   });
 
+  it('1,000 calls sharing one signal: one listener on it, no warning, and the abort ends them all', async () => {
+    const { tool } = await open(mode);
+    const warnings: Error[] = [];
+    const onWarning = (w: Error) => warnings.push(w);
+    process.on('warning', onWarning);
+    try {
+      const controller = new AbortController();
+      const calls = Array.from({ length: 1000 }, () => tool('slow').execute({ ms: 5000 }, ctx({ signal: controller.signal })).catch((e) => e));
+      await new Promise((r) => setTimeout(r, 50));
+      const { getEventListeners } = await import('node:events');
+      expect(getEventListeners(controller.signal, 'abort').length).toBe(1);
+      controller.abort();
+      const outcomes = await Promise.all(calls);
+      expect(outcomes.every((e) => e instanceof Error && /was aborted/.test(e.message))).toBe(true);
+      expect(getEventListeners(controller.signal, 'abort').length).toBe(0);
+      await new Promise((r) => setImmediate(r));
+      expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning')).toEqual([]);
+      // Calls that settle on their own take their share of the listener with them.
+      const quiet = new AbortController();
+      await Promise.all(Array.from({ length: 20 }, () => tool('echo').execute({ text: 'x' }, ctx({ signal: quiet.signal }))));
+      expect(getEventListeners(quiet.signal, 'abort').length).toBe(0);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  }, 30_000);
+
   it('an already-aborted signal never calls the server', async () => {
     const { tool } = await open(mode);
     const before = JSON.parse((await tool('stats').execute({}, ctx())) as string).calls;

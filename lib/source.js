@@ -105,6 +105,34 @@ function createSource(native, HostConfigError, config) {
   let cache = null;
   let inflight = null;
 
+  // Calls that share one signal (an engine's run-level signal handed to every call of a run)
+  // share one 'abort' listener on it per source, however many are in flight: a listener per
+  // call would pile up (Node warns past 10) and each would cost an add and a remove.
+  const aborters = new Map();
+  function watch(signal, onAbort) {
+    let entry = aborters.get(signal);
+    if (entry === undefined) {
+      const calls = new Set();
+      const listener = () => {
+        aborters.delete(signal);
+        for (const abort of calls) abort();
+      };
+      entry = { calls, listener };
+      aborters.set(signal, entry);
+      signal.addEventListener('abort', listener, { once: true });
+    }
+    entry.calls.add(onAbort);
+  }
+  function unwatch(signal, onAbort) {
+    const entry = aborters.get(signal);
+    if (entry === undefined) return;
+    entry.calls.delete(onAbort);
+    if (entry.calls.size === 0) {
+      aborters.delete(signal);
+      signal.removeEventListener('abort', entry.listener);
+    }
+  }
+
   function execute(snapshot, def, index, input, ctx) {
     const signal = ctx != null ? ctx.signal : undefined;
     if (signal != null && signal.aborted) {
@@ -129,7 +157,7 @@ function createSource(native, HostConfigError, config) {
       const call = {
         log,
         settle(ok, value) {
-          if (signal != null) signal.removeEventListener('abort', onAbort);
+          if (signal != null) unwatch(signal, onAbort);
           if (ok) resolve(value);
           else reject(new Error(value));
         },
@@ -141,7 +169,7 @@ function createSource(native, HostConfigError, config) {
         releaseIfIdle();
         snapshot.cancel(started);
       };
-      if (signal != null) signal.addEventListener('abort', onAbort, { once: true });
+      if (signal != null) watch(signal, onAbort);
       waiting.set(started, call);
       hold(true);
     });
