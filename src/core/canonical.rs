@@ -25,7 +25,8 @@ const ANNOTATIONS: [&str; 8] = [
     "$comment",
 ];
 const INFRASTRUCTURE: [&str; 3] = ["$defs", "definitions", "$anchor"];
-const SINGLE: [&str; 11] = [
+/// Subschema positions of the canonical form (also what `dialect` walks, plus draft-07's).
+pub(crate) const SINGLE: [&str; 11] = [
     "additionalProperties",
     "contains",
     "items",
@@ -38,14 +39,14 @@ const SINGLE: [&str; 11] = [
     "unevaluatedProperties",
     "contentSchema",
 ];
-const MAPS: [&str; 5] = [
+pub(crate) const MAPS: [&str; 5] = [
     "properties",
     "patternProperties",
     "dependentSchemas",
     "$defs",
     "definitions",
 ];
-const ARRAYS: [&str; 4] = ["allOf", "anyOf", "oneOf", "prefixItems"];
+pub(crate) const ARRAYS: [&str; 4] = ["allOf", "anyOf", "oneOf", "prefixItems"];
 
 const DYNAMIC: &str =
     "Dynamic references ($dynamicRef/$dynamicAnchor) are forbidden in rulvar schemas ";

@@ -11,6 +11,7 @@
 //! A reference that nothing reaches (an unused entry of `$defs`) is never looked at: the
 //! schema is compiled without the entries no reference leads to.
 
+use super::canonical::{ARRAYS, MAPS, SINGLE};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::collections::HashSet;
@@ -39,30 +40,17 @@ pub fn implied_draft(schema: &Value) -> Option<Draft> {
     })
 }
 
-/// Keywords whose value is one subschema, a map of them, or an array of them.
-const SINGLE: [&str; 12] = [
-    "additionalProperties",
-    "additionalItems",
-    "contains",
-    "not",
-    "if",
-    "then",
-    "else",
-    "propertyNames",
-    "unevaluatedItems",
-    "unevaluatedProperties",
-    "contentSchema",
-    "items",
-];
-const MAPS: [&str; 6] = [
-    "properties",
-    "patternProperties",
-    "dependentSchemas",
-    "$defs",
-    "definitions",
-    "dependencies",
-];
-const ARRAYS: [&str; 5] = ["allOf", "anyOf", "oneOf", "prefixItems", "items"];
+/// Subschema positions: the canonical form's, and those only draft-07 has (`additionalItems`,
+/// `dependencies` with schema values, array-form `items`).
+fn single(key: &str) -> bool {
+    SINGLE.contains(&key) || key == "additionalItems"
+}
+fn map_of_schemas(key: &str) -> bool {
+    MAPS.contains(&key) || key == "dependencies"
+}
+fn array_of_schemas(key: &str) -> bool {
+    ARRAYS.contains(&key) || key == "items"
+}
 
 /// Calls `visit` on `schema` and every subschema in a schema position.
 fn walk<'a>(schema: &'a Value, visit: &mut impl FnMut(&'a Map<String, Value>)) {
@@ -83,11 +71,11 @@ fn walk_members<'a>(
             continue;
         }
         match value {
-            Value::Object(members) if MAPS.contains(&key) => {
+            Value::Object(members) if map_of_schemas(key) => {
                 members.values().for_each(|v| walk(v, visit))
             }
-            Value::Object(_) if SINGLE.contains(&key) => walk(value, visit),
-            Value::Array(items) if ARRAYS.contains(&key) => {
+            Value::Object(_) if single(key) => walk(value, visit),
+            Value::Array(items) if array_of_schemas(key) => {
                 items.iter().for_each(|v| walk(v, visit))
             }
             _ => {}
@@ -275,4 +263,69 @@ fn percent_decoded(text: &str) -> Option<String> {
         }
     }
     String::from_utf8(out).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn draft07_forms_imply_draft07_and_nothing_else_does() {
+        let d7 = json!({"type": "object", "properties": {"p": {"items": [{"type": "string"}]}}});
+        assert_eq!(implied_draft(&d7), Some(Draft::Draft7));
+        let deps = json!({"type": "object", "dependencies": {"a": ["b"]}});
+        assert_eq!(implied_draft(&deps), Some(Draft::Draft7));
+        let modern =
+            json!({"type": "object", "properties": {"p": {"prefixItems": [{}]}, "items": {}}});
+        assert_eq!(implied_draft(&modern), Some(Draft::Draft202012));
+        // A property that happens to be called `dependencies` is not the keyword.
+        let named = json!({"type": "object", "properties": {"dependencies": {"type": "object"}}});
+        assert_eq!(implied_draft(&named), Some(Draft::Draft202012));
+        let declared = json!({"$schema": "http://json-schema.org/draft-04/schema#"});
+        assert_eq!(implied_draft(&declared), None);
+    }
+
+    #[test]
+    fn unreachable_definitions_are_pruned_reachable_ones_kept() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"a": {"$ref": "#/$defs/A"}},
+            "$defs": {
+                "A": {"$ref": "#/$defs/B"},
+                "B": {"type": "string"},
+                "Unused": {"$ref": "https://example.invalid/never.json"}
+            }
+        });
+        let pruned = reachable_only(&schema);
+        let defs = pruned["$defs"].as_object().unwrap();
+        assert_eq!(defs.keys().collect::<Vec<_>>(), ["A", "B"]);
+        assert_eq!(unresolvable_reference(&schema), None);
+        // An anchor reference: pruning cannot tell where it leads, so nothing is pruned.
+        let anchored =
+            json!({"properties": {"a": {"$ref": "#x"}}, "$defs": {"X": {"$anchor": "x"}, "Y": {}}});
+        assert!(matches!(reachable_only(&anchored), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn references_that_cannot_resolve_are_named() {
+        let remote = json!({"properties": {"a": {"$ref": "https://example.invalid/x.json"}}});
+        assert_eq!(
+            unresolvable_reference(&remote).as_deref(),
+            Some("https://example.invalid/x.json")
+        );
+        let missing = json!({"properties": {"a": {"$ref": "#/$defs/Nope"}}});
+        assert_eq!(
+            unresolvable_reference(&missing).as_deref(),
+            Some("#/$defs/Nope")
+        );
+        let meta =
+            json!({"properties": {"a": {"$ref": "http://json-schema.org/draft-07/schema#"}}});
+        assert_eq!(unresolvable_reference(&meta), None);
+        let own = json!({"$id": "https://example.com/s.json", "properties": {"a": {"$ref": "https://example.com/s.json#/$defs/A"}}, "$defs": {"A": {}}});
+        assert_eq!(unresolvable_reference(&own), None);
+        let anchor =
+            json!({"properties": {"a": {"$ref": "#s"}}, "definitions": {"S": {"$id": "#s"}}});
+        assert_eq!(unresolvable_reference(&anchor), None);
+    }
 }
