@@ -7,15 +7,13 @@
 const { adopt } = require('./errors.js');
 const { describePosture } = require('./posture.js');
 const { makeInprocessBridge } = require('./inprocess.js');
+// The kinds of entry in a batch from takeCompletions(), as the native side writes them.
+const { COMPLETION_PROGRESS, COMPLETION_RESULT } = require('../index.js');
 
 function wrapHeaderHook(hook) {
   // Always a Promise of JSON text, whatever the host's hook returns or throws.
   return async () => JSON.stringify(await hook());
 }
-
-// The kinds of entry in a batch from takeCompletions() (src/core/completions.rs).
-const PROGRESS = 0;
-const RESULT = 1;
 
 function report(log, p) {
   if (log === undefined) return;
@@ -68,12 +66,12 @@ function createSource(native, HostConfigError, config) {
     for (const [id, kind, value] of JSON.parse(batchText)) {
       const call = waiting.get(id);
       if (call === undefined) continue; // aborted already
-      if (kind === PROGRESS) {
+      if (kind === COMPLETION_PROGRESS) {
         report(call.log, value);
         continue;
       }
       waiting.delete(id);
-      call.settle(kind === RESULT, value);
+      call.settle(kind === COMPLETION_RESULT, value);
     }
     releaseIfIdle();
   };

@@ -1,5 +1,6 @@
 //! The napi edge: JS values in, core calls, JS values out. No policy decisions here.
 
+mod binding_policy;
 mod convert;
 mod errors;
 mod hashing;
