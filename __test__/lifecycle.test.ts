@@ -82,6 +82,35 @@ describe('stdio close', () => {
     expect(running(pid)).toBe(false);
   });
 
+  it('[Symbol.asyncDispose]() is close(): the child is reaped when it resolves', async () => {
+    const source = lifecycle();
+    const pid = Number(await call(source, 'pid'));
+    expect(running(pid)).toBe(true);
+    await source[Symbol.asyncDispose]();
+    expect(running(pid)).toBe(false);
+    // Closed, not broken: like after close(), the next tools() starts a fresh child.
+    const next = Number(await call(source, 'pid'));
+    expect(next).not.toBe(pid);
+    await source.close();
+  });
+
+  it('`await using` closes the source when its block ends, also when the block throws', async () => {
+    let pid = 0;
+    {
+      await using source = lifecycle();
+      pid = Number(await call(source, 'pid'));
+      expect(running(pid)).toBe(true);
+    }
+    expect(running(pid)).toBe(false);
+    const failed = await (async () => {
+      await using source = lifecycle();
+      pid = Number(await call(source, 'pid'));
+      throw new Error('the block failed');
+    })().catch((e) => e);
+    expect(failed.message).toBe('the block failed');
+    expect(running(pid)).toBe(false);
+  });
+
   it('kills a child that ignores SIGTERM', async () => {
     const source = lifecycle({ IGNORE_SIGTERM: '1' });
     const pid = Number(await call(source, 'pid'));

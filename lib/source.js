@@ -189,22 +189,32 @@ function createSource(native, HostConfigError, config) {
     return run;
   }
 
+  async function close() {
+    cache = null;
+    inflight = null;
+    await nativeSource.close();
+  }
+
   // Methods are closures, never `this`-bound: a Proxy of the source or
   // `source.tools.apply(other, ...)` behaves the same.
-  return {
+  const source = {
     id,
     tools() {
       return tools();
     },
-    async close() {
-      cache = null;
-      inflight = null;
-      await nativeSource.close();
+    close() {
+      return close();
     },
     describeRegulatedPosture() {
       return describePosture(config, id);
     },
   };
+  // So `await using source = mcp(config)` closes it when the block ends. Node defines the symbol
+  // from 20.4 on; on a runtime without it the member is left out rather than named "undefined".
+  if (typeof Symbol.asyncDispose === 'symbol') {
+    source[Symbol.asyncDispose] = () => close();
+  }
+  return source;
 }
 
 module.exports = { createSource, unvalidatedReasons };
