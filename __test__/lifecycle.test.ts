@@ -6,10 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, mcp } from '../lib/index.js';
+import { ctx, session } from './helpers/common.js';
 import { example, fixture, runHost, running, waitFor } from './helpers/harness.js';
-
-const session = { runId: 'r1' };
-const ctx = { runId: 'r1' } as any;
 
 function processesWithArgs(needle: string): number[] {
   const found: number[] = [];
