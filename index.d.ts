@@ -12,28 +12,86 @@ export type JsonSchema = { [key: string]: unknown };
 export type HeaderRecord = Record<string, string>;
 export type HeaderHook = () => HeaderRecord | Promise<HeaderRecord>;
 
+/** Milliseconds, each a positive finite number. */
 export interface McpTimeouts {
-  /** Whole handshake: spawn/attach plus initialize. */
+  /**
+   * Whole handshake: spawn/attach plus initialize.
+   * @default 60000 (the SDK's default)
+   */
   connectMs?: number;
-  /** Each tools/list page request. */
+  /**
+   * Each tools/list page request.
+   * @default 60000 (the SDK's default)
+   */
   listMs?: number;
-  /** Each tools/call request. */
+  /**
+   * Each tools/call request.
+   * @default 60000 (the SDK's default)
+   */
   callMs?: number;
-  /** Wall clock of a whole tools/list sweep. */
+  /**
+   * Wall clock of a whole tools/list sweep.
+   * @default unbounded
+   */
   discoveryMs?: number;
 }
 
+/** The keys every transport takes. A key set to `undefined` counts as absent. */
 interface McpCommonConfig {
+  /**
+   * Server tool names (before `prefix`) to import; the others are dropped.
+   * @default every tool is admitted
+   */
   allow?: string[];
+  /**
+   * Server tool names (before `prefix`) never to import; wins over `allow`.
+   * @default none
+   */
   deny?: string[];
+  /**
+   * Final names become `prefix_name`; every final name must match `^[a-zA-Z0-9_-]{1,64}$`.
+   * @default none: the server's names as they are
+   */
   prefix?: string;
+  /**
+   * `needsApproval` of the imported tools: `true` for all, or per server tool name (absent: `false`).
+   * @default false
+   */
   approval?: boolean | Record<string, boolean>;
+  /**
+   * Risk label per server tool name; a tool without one has no `risk`.
+   * @default none
+   */
   risk?: Record<string, ToolRisk>;
+  /**
+   * At most this many tools listed in one sweep, counted before allow/deny (a positive integer).
+   * @default unbounded
+   */
   maxTools?: number;
+  /**
+   * At most this many tools/list pages in one sweep (a positive integer).
+   * @default unbounded
+   */
   maxPages?: number;
+  /**
+   * At most this many bytes of schema (input plus output, as `JSON.stringify` writes them) per
+   * admitted tool (a positive integer).
+   * @default unbounded
+   */
   maxSchemaBytes?: number;
+  /** @default connectMs, listMs and callMs 60000 each; discoveryMs unbounded */
   timeouts?: McpTimeouts;
+  /**
+   * Refuse the config unless every discovery bound (maxTools, maxPages, maxSchemaBytes,
+   * timeouts.discoveryMs) is declared.
+   * @default false
+   */
   requireBounds?: boolean;
+  /**
+   * On `listChanged`: `'rekey'` imports the changed list at the next `tools()` (a new toolset
+   * hash); `'refuse'` holds the source closed until `close()`.
+   * @default 'rekey'
+   */
   drift?: 'rekey' | 'refuse';
 }
 
@@ -43,11 +101,24 @@ interface McpCommonConfig {
  */
 export interface McpStdioConfig extends McpCommonConfig {
   transport: 'stdio';
+  /** The server process to spawn (required). */
   command: string;
+  /** @default [] */
   args?: string[];
-  /** Added to the default environment allow-list (HOME, LOGNAME, PATH, SHELL, TERM, USER). */
+  /**
+   * Added to the default environment allow-list (HOME, LOGNAME, PATH, SHELL, TERM, USER); the
+   * host's other variables are not passed on.
+   * @default none: only the allow-list
+   */
   env?: Record<string, string>;
+  /** @default the host's working directory */
   cwd?: string;
+  /**
+   * The child's stderr: copied on to the host's as it arrives (`'inherit'`), only kept
+   * (`'pipe'`), or `/dev/null` (`'ignore'`). Except with `'ignore'`, its last lines end every
+   * error about the process ending or failing to start.
+   * @default 'inherit'
+   */
   stderr?: 'inherit' | 'ignore' | 'pipe';
   url?: never;
   server?: never;
@@ -57,7 +128,13 @@ export interface McpStdioConfig extends McpCommonConfig {
 /** The strict streamable-HTTP config: one member of {@link McpStrictConfig}. */
 export interface McpHttpConfig extends McpCommonConfig {
   transport: 'streamable-http';
+  /** The server endpoint, `http://` or `https://` (required). */
   url: string;
+  /**
+   * Headers of every request: a record, or a (possibly async) hook called before each request,
+   * so a rotated token reaches the very next one.
+   * @default none
+   */
   http?: { headers?: HeaderRecord | HeaderHook };
   command?: never;
   args?: never;
@@ -79,6 +156,7 @@ export interface InProcessServer {
 /** The strict in-process config: one member of {@link McpStrictConfig}. */
 export interface McpInProcessConfig extends McpCommonConfig {
   transport: 'inprocess';
+  /** The SDK server object to connect to (required). */
   server: InProcessServer;
   command?: never;
   args?: never;
@@ -105,19 +183,37 @@ export type McpStrictConfig = McpStdioConfig | McpHttpConfig | McpInProcessConfi
  */
 export interface McpConfig extends McpCommonConfig {
   transport: 'stdio' | 'streamable-http' | 'inprocess';
-  /** stdio: the child process to spawn (required there). */
+  /** stdio: the server process to spawn (required there). */
   command?: string;
-  /** stdio only. */
+  /**
+   * stdio only.
+   * @default []
+   */
   args?: string[];
-  /** stdio only: added to the default environment allow-list. */
+  /**
+   * stdio only: added to the default environment allow-list (HOME, LOGNAME, PATH, SHELL, TERM,
+   * USER); the host's other variables are not passed on.
+   * @default none: only the allow-list
+   */
   env?: Record<string, string>;
-  /** stdio only. */
+  /**
+   * stdio only.
+   * @default the host's working directory
+   */
   cwd?: string;
-  /** stdio only. */
+  /**
+   * stdio only: the child's stderr copied on to the host's (`'inherit'`), only kept (`'pipe'`),
+   * or `/dev/null` (`'ignore'`).
+   * @default 'inherit'
+   */
   stderr?: 'inherit' | 'ignore' | 'pipe';
-  /** streamable-http: the server endpoint (required there). */
+  /** streamable-http: the server endpoint, `http://` or `https://` (required there). */
   url?: string;
-  /** streamable-http only. */
+  /**
+   * streamable-http only: headers of every request, a record or a (possibly async) hook called
+   * before each request.
+   * @default none
+   */
   http?: { headers?: HeaderRecord | HeaderHook };
   /**
    * inprocess: the server instance (required there), anything with `connect(transport)` (an
@@ -193,8 +289,21 @@ export interface McpSourceRegulatedPosture {
 export interface McpToolSource extends ToolSource {
   id: string;
   tools(session: ToolSourceSession): Promise<ToolDef[]>;
+  /** Idempotent; resolves once the connection (and any child process) is gone. */
   close(): Promise<void>;
   describeRegulatedPosture(): McpSourceRegulatedPosture;
+  /** `close()`, so `await using source = mcp(config)` closes the source when the block ends. */
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+declare global {
+  interface SymbolConstructor {
+    /**
+     * Declared as `lib.esnext.disposable` (and `@types/node`) declare it, so this file type-checks
+     * under a `lib` without it; the declarations merge where it is there too.
+     */
+    readonly asyncDispose: unique symbol;
+  }
 }
 
 export interface ToolContract {

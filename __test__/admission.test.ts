@@ -2,9 +2,7 @@
 // the MCP Tool shape of a page, which refusal is reported first, and format checks of results.
 import { describe, expect, it } from 'vitest';
 import { ConfigError, mcp, unvalidatedReasons } from '../lib/index.js';
-
-const session = { runId: 'r1' };
-const ctx = { runId: 'r1' } as any;
+import { ctx, rejection, session } from './helpers/common.js';
 
 type Page = { tools: unknown[]; nextCursor?: unknown };
 
@@ -42,16 +40,9 @@ async function importTools(pages: Page[], extra: Record<string, unknown> = {}, c
   }
 }
 
-async function refusal(pages: Page[], extra: Record<string, unknown> = {}): Promise<Error> {
-  const err = await importTools(pages, extra).then(
-    async ({ source }) => {
-      await source.close();
-      return new Error('expected a refusal');
-    },
-    (e) => e,
-  );
-  return err;
-}
+/** The refusal of importing `pages`; an import that succeeds is closed and fails the test. */
+const refusal = (pages: Page[], extra: Record<string, unknown> = {}): Promise<Error> =>
+  rejection(importTools(pages, extra).then(({ source }) => source.close()));
 
 const tool = (name: string, inputSchema: unknown, more: Record<string, unknown> = {}) => ({ name, description: 'd', inputSchema, ...more });
 

@@ -1,16 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, createMcp, mcp } from '../lib/index.js';
+import { thrown } from './helpers/common.js';
 
 const stdio = { transport: 'stdio', command: 'node' } as const;
 
-function refusal(config: unknown, factory: (c: any) => unknown = mcp): Error {
-  try {
-    factory(config);
-  } catch (err) {
-    return err as Error;
-  }
-  throw new Error('expected a refusal');
-}
+const refusal = (config: unknown, factory: (c: any) => unknown = mcp): Error => thrown(() => factory(config));
 
 function refuses(config: unknown, message: string) {
   const err = refusal(config);

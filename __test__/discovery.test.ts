@@ -1,35 +1,19 @@
 // The tools/list sweep against real SDK servers, on every transport: cursor pagination with its
 // bounds and guards (each a ConfigError naming the source), then admission (filter, schema bytes,
 // final names, canonicalization) before any ToolDef is built.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ConfigError, mcp } from '../lib/index.js';
-import { MODES, serveScenario, type Served } from './helpers/harness.js';
+import { closeAfterEach, rejection as refusal, session } from './helpers/common.js';
+import { MODES, serveScenario } from './helpers/harness.js';
 
-const session = { runId: 'r1' };
-let served: Served | undefined;
+const closing = closeAfterEach();
 let source: ReturnType<typeof mcp> | undefined;
 
 async function open(mode: (typeof MODES)[number], scenario: string, extra: Record<string, unknown> = {}) {
-  served = await serveScenario(mode, scenario);
-  source = mcp({ ...served.config, ...extra } as any);
+  const served = closing(await serveScenario(mode, scenario));
+  source = closing(mcp({ ...served.config, ...extra } as any));
   return { source, served };
 }
-
-async function refusal(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (err) {
-    return err as Error;
-  }
-  throw new Error('expected a refusal');
-}
-
-afterEach(async () => {
-  await source?.close();
-  await served?.stop();
-  source = undefined;
-  served = undefined;
-});
 
 describe.each(MODES)('discovery over %s', (mode) => {
   const id = () => source!.id;
@@ -103,11 +87,11 @@ describe.each(MODES)('discovery over %s', (mode) => {
   });
 
   it('applies maxSchemaBytes after the filter', async () => {
-    const { source } = await open(mode, 'fat', { maxSchemaBytes: 1024, deny: ['fat'] });
+    const { source, served } = await open(mode, 'fat', { maxSchemaBytes: 1024, deny: ['fat'] });
     expect((await source.tools(session)).map((d) => d.name)).toEqual(['slim']);
     // One server object connects to one source at a time (in-process).
     await source.close();
-    const wide = mcp({ ...served!.config, maxSchemaBytes: 1024 } as any);
+    const wide = mcp({ ...served.config, maxSchemaBytes: 1024 } as any);
     try {
       const err = await refusal(wide.tools(session));
       expect(err).toBeInstanceOf(ConfigError);

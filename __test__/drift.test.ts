@@ -1,14 +1,13 @@
 // listChanged, the cache and drift policy against a real McpServer: a tools/list_changed
 // invalidates the cached list before any later message from the server is processed (tools handed
 // out keep working), and under drift 'refuse' it holds the source closed until close().
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { ConfigError, mcp } from '../lib/index.js';
+import { closeAfterEach, ctx, session } from './helpers/common.js';
 import { serveHttp } from './helpers/harness.js';
 
-const session = { runId: 'r1' };
-const ctx = { runId: 'r1' } as any;
 const tick = () => new Promise((r) => setImmediate(r));
 
 function server() {
@@ -19,15 +18,8 @@ function server() {
   return s;
 }
 
-const sources: Array<ReturnType<typeof mcp>> = [];
-const open = (config: any) => {
-  const s = mcp(config);
-  sources.push(s);
-  return s;
-};
-afterEach(async () => {
-  for (const s of sources.splice(0)) await s.close();
-});
+const closing = closeAfterEach();
+const open = (config: any) => closing(mcp(config));
 
 describe('listChanged (in-process)', () => {
   it('a tool registered after import appears in a new snapshot; the old array is unchanged', async () => {

@@ -1,25 +1,16 @@
 // execute(input, ctx) on every transport: the input is validated before any tools/call goes out,
 // the result is mapped (isError, structuredContent against outputSchema, content blocks), and
 // every failure is a rejected Promise, never a crash of the Node process.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ConfigError, mcp } from '../lib/index.js';
 import { execServer } from './fixtures/exec-server.mjs';
-import { fixture, serveHttp, type HttpServer } from './helpers/harness.js';
+import { closeAfterEach, ctx, ctxWith, session } from './helpers/common.js';
+import { fixture, serveHttp } from './helpers/harness.js';
 
 type Mode = 'inprocess' | 'stdio' | 'http-stateful' | 'http-stateless';
-const session = { runId: 'r1' };
-const ctx = (extra: Record<string, unknown> = {}) => ({ runId: 'r1', spanId: 's1', agent: 'a', ...extra }) as any;
 
-let http: HttpServer | undefined;
-let source: ReturnType<typeof mcp> | undefined;
+const closing = closeAfterEach();
 let dying: (() => void) | undefined;
-
-afterEach(async () => {
-  await source?.close();
-  await http?.stop();
-  source = undefined;
-  http = undefined;
-});
 
 async function open(mode: Mode, extra: Record<string, unknown> = {}) {
   // "Killing" a server in the test process closes its connection from the server side.
@@ -32,11 +23,11 @@ async function open(mode: Mode, extra: Record<string, unknown> = {}) {
   } else if (mode === 'stdio') {
     config = { transport: 'stdio', command: process.execPath, args: [fixture('exec-server.mjs')] };
   } else {
-    http = await serveHttp(() => execServer({ onDie }), mode === 'http-stateful');
-    dying = () => void http?.stop();
+    const http = closing(await serveHttp(() => execServer({ onDie }), mode === 'http-stateful'));
+    dying = () => void http.stop();
     config = { transport: 'streamable-http', url: http.url };
   }
-  source = mcp({ ...config, ...extra } as any);
+  const source = closing(mcp({ ...config, ...extra } as any));
   const defs = await source.tools(session);
   const tool = (name: string) => defs.find((d) => d.name === name)!;
   return { source, defs, tool };
@@ -47,38 +38,38 @@ const MODES: Mode[] = ['inprocess', 'stdio', 'http-stateful', 'http-stateless'];
 describe.each(MODES)('execute over %s', (mode) => {
   it('resolves text content as one string', async () => {
     const { tool } = await open(mode);
-    expect(await tool('echo').execute({ text: 'hello' }, ctx())).toBe('hello');
+    expect(await tool('echo').execute({ text: 'hello' }, ctx)).toBe('hello');
   });
 
   it('resolves structured content validated against the output schema', async () => {
     const { tool } = await open(mode);
-    expect(await tool('double').execute({ n: 21 }, ctx())).toEqual({ doubled: 42 });
+    expect(await tool('double').execute({ n: 21 }, ctx)).toEqual({ doubled: 42 });
   });
 
   it('rejects isError results with their text, or the fallback message', async () => {
     const { tool } = await open(mode);
-    await expect(tool('fail').execute({}, ctx())).rejects.toThrow(/^it broke$/);
-    await expect(tool('failSilently').execute({}, ctx())).rejects.toThrow(/^MCP tool reported an error$/);
-    const err = await tool('fail').execute({}, ctx()).catch((e) => e);
+    await expect(tool('fail').execute({}, ctx)).rejects.toThrow(/^it broke$/);
+    await expect(tool('failSilently').execute({}, ctx)).rejects.toThrow(/^MCP tool reported an error$/);
+    const err = await tool('fail').execute({}, ctx).catch((e) => e);
     expect(err).toBeInstanceOf(Error);
     expect(err).not.toBeInstanceOf(ConfigError);
   });
 
   it('rejects a declared output schema without structured content', async () => {
     const { tool } = await open(mode);
-    await expect(tool('forgetStructured').execute({}, ctx())).rejects.toThrow(
+    await expect(tool('forgetStructured').execute({}, ctx)).rejects.toThrow(
       /has an output schema but did not return structured content/,
     );
   });
 
   it('rejects structured content that fails its output schema, naming the issue', async () => {
     const { tool } = await open(mode);
-    await expect(tool('wrongStructured').execute({}, ctx())).rejects.toThrow(/\/doubled.*"forty-two" is not of type "number"/);
+    await expect(tool('wrongStructured').execute({}, ctx)).rejects.toThrow(/\/doubled.*"forty-two" is not of type "number"/);
   });
 
   it('passes an image block through beside normalized text blocks', async () => {
     const { tool } = await open(mode);
-    expect(await tool('picture').execute({}, ctx())).toEqual([
+    expect(await tool('picture').execute({}, ctx)).toEqual([
       { type: 'text', text: 'a pixel' },
       { type: 'image', data: 'iVBORw0KGgo=', mimeType: 'image/png' },
     ]);
@@ -86,13 +77,13 @@ describe.each(MODES)('execute over %s', (mode) => {
 
   it('times a slow call out at callMs', async () => {
     const { tool } = await open(mode, { timeouts: { callMs: 50 } });
-    await expect(tool('slow').execute({ ms: 400 }, ctx())).rejects.toThrow(/timed out/i);
+    await expect(tool('slow').execute({ ms: 400 }, ctx)).rejects.toThrow(/timed out/i);
   });
 
   it('reports server progress through ctx.log', async () => {
     const { tool } = await open(mode);
     const logged: unknown[][] = [];
-    const result = await tool('progress').execute({}, ctx({ log: (...args: unknown[]) => logged.push(args) }));
+    const result = await tool('progress').execute({}, ctxWith({ log: (...args: unknown[]) => logged.push(args) }));
     expect(result).toBe('progressed');
     await new Promise((r) => setTimeout(r, 20));
     expect(logged.map((l) => l[0])).toEqual(['debug', 'debug', 'debug']);
@@ -101,7 +92,7 @@ describe.each(MODES)('execute over %s', (mode) => {
 
   it('rejects every in-flight call when close() runs', async () => {
     const { source, tool } = await open(mode);
-    const calls = Array.from({ length: 50 }, () => tool('slow').execute({ ms: 5000 }, ctx()));
+    const calls = Array.from({ length: 50 }, () => tool('slow').execute({ ms: 5000 }, ctx));
     const settled = Promise.allSettled(calls);
     await new Promise((r) => setTimeout(r, 50));
     const started = Date.now();
@@ -117,18 +108,18 @@ describe.each(['inprocess', 'stdio', 'http-stateful'] as Mode[])('execute over %
   it('refuses bad input before any tools/call goes out', async () => {
     const { tool } = await open(mode);
     const strict = tool('strict');
-    await expect(strict.execute({ n: 'one', s: 's' }, ctx())).rejects.toThrow(/^mcp: invalid input for tool 'strict': at \/n: "one" is not of type "integer"$/);
-    await expect(strict.execute({ n: 1 }, ctx())).rejects.toThrow(/"s" is a required property/);
-    await expect(strict.execute(undefined, ctx())).rejects.toThrow(/"n" is a required property/);
-    expect(JSON.parse((await tool('stats').execute({}, ctx())) as string).strict).toBe(0);
-    expect(await strict.execute({ n: 1, s: 'x' }, ctx())).toBe('1x');
-    expect(JSON.parse((await tool('stats').execute({}, ctx())) as string).strict).toBe(1);
+    await expect(strict.execute({ n: 'one', s: 's' }, ctx)).rejects.toThrow(/^mcp: invalid input for tool 'strict': at \/n: "one" is not of type "integer"$/);
+    await expect(strict.execute({ n: 1 }, ctx)).rejects.toThrow(/"s" is a required property/);
+    await expect(strict.execute(undefined, ctx)).rejects.toThrow(/"n" is a required property/);
+    expect(JSON.parse((await tool('stats').execute({}, ctx)) as string).strict).toBe(0);
+    expect(await strict.execute({ n: 1, s: 'x' }, ctx)).toBe('1x');
+    expect(JSON.parse((await tool('stats').execute({}, ctx)) as string).strict).toBe(1);
   });
 
   it('an abort rejects at once and the server sees the cancellation', async () => {
     const { tool } = await open(mode);
     const controller = new AbortController();
-    const call = tool('slow').execute({ ms: 2000 }, ctx({ signal: controller.signal }));
+    const call = tool('slow').execute({ ms: 2000 }, ctxWith({ signal: controller.signal }));
     await new Promise((r) => setTimeout(r, 20));
     const aborted = Date.now();
     controller.abort();
@@ -137,7 +128,7 @@ describe.each(['inprocess', 'stdio', 'http-stateful'] as Mode[])('execute over %
     let cancelled = 0;
     for (let i = 0; i < 50 && cancelled === 0; i++) {
       await new Promise((r) => setTimeout(r, 20));
-      cancelled = JSON.parse((await tool('stats').execute({}, ctx())) as string).cancelled;
+      cancelled = JSON.parse((await tool('stats').execute({}, ctx)) as string).cancelled;
     }
     expect(cancelled).toBe(1);
   });
@@ -170,16 +161,16 @@ describe.each(['inprocess', 'stdio', 'http-stateful'] as Mode[])('execute over %
 
   it('an already-aborted signal never calls the server', async () => {
     const { tool } = await open(mode);
-    const before = JSON.parse((await tool('stats').execute({}, ctx())) as string).calls;
-    await expect(tool('echo').execute({ text: 'x' }, ctx({ signal: AbortSignal.abort() }))).rejects.toThrow(/aborted/);
-    const after = JSON.parse((await tool('stats').execute({}, ctx())) as string).calls;
+    const before = JSON.parse((await tool('stats').execute({}, ctx)) as string).calls;
+    await expect(tool('echo').execute({ text: 'x' }, ctxWith({ signal: AbortSignal.abort() }))).rejects.toThrow(/aborted/);
+    const after = JSON.parse((await tool('stats').execute({}, ctx)) as string).calls;
     expect(after).toBe(before + 1);
   });
 
   it('a server that dies mid-call fails the call', async () => {
     const { tool } = await open(mode, { timeouts: { callMs: 10_000 } });
     const started = Date.now();
-    await expect(tool('die').execute({}, ctx())).rejects.toThrow();
+    await expect(tool('die').execute({}, ctx)).rejects.toThrow();
     expect(Date.now() - started).toBeLessThan(5000);
   });
 });
@@ -188,7 +179,7 @@ describe('load', () => {
   it('500 concurrent calls over stdio all resolve correctly', async () => {
     const { tool } = await open('stdio');
     const echo = tool('echo');
-    const results = await Promise.all(Array.from({ length: 500 }, (_, i) => echo.execute({ text: `m${i}` }, ctx())));
+    const results = await Promise.all(Array.from({ length: 500 }, (_, i) => echo.execute({ text: `m${i}` }, ctx)));
     expect(results).toEqual(Array.from({ length: 500 }, (_, i) => `m${i}`));
   });
 
@@ -200,20 +191,20 @@ describe('load', () => {
     const texts = Array.from({ length: 60 }, (_, i) => `${i}:`.padEnd(100_000 + i * 997, String.fromCharCode(97 + (i % 26))));
     const pending: Promise<unknown>[] = [];
     for (const text of texts) {
-      pending.push(echo.execute({ text }, ctx()));
+      pending.push(echo.execute({ text }, ctx));
       // Let the server drain part of the pipe between sends, so a later line could slip in
       // ahead of an earlier one's unwritten rest if the order were not kept.
       await new Promise((r) => setImmediate(r));
     }
     expect(await Promise.all(pending)).toEqual(texts);
     // The connection is still in step afterwards.
-    expect(await echo.execute({ text: 'after' }, ctx())).toBe('after');
+    expect(await echo.execute({ text: 'after' }, ctx)).toBe('after');
   });
 
   it('calls on one source are multiplexed, not serialized', async () => {
     const { tool } = await open('stdio');
     const started = Date.now();
-    await Promise.all(Array.from({ length: 10 }, () => tool('slow').execute({ ms: 300 }, ctx())));
+    await Promise.all(Array.from({ length: 10 }, () => tool('slow').execute({ ms: 300 }, ctx)));
     expect(Date.now() - started).toBeLessThan(2000);
   });
 });

@@ -10,15 +10,7 @@ import {
   toolsetHash,
   validateJson,
 } from '../lib/index.js';
-
-function thrown(fn: () => unknown): Error {
-  try {
-    fn();
-  } catch (err) {
-    return err as Error;
-  }
-  throw new Error('expected a throw');
-}
+import { session, thrown } from './helpers/common.js';
 
 describe('jcsSerialize strictness', () => {
   it('omits undefined members and refuses undefined in arrays', () => {
@@ -114,7 +106,7 @@ describe('hashes over ToolDefs', () => {
 
   it('resolveToolset expands sources in order and hashes the result', async () => {
     const source = { id: 's', tools: async () => [def('s_one'), def('s_two')] };
-    const resolved = await resolveToolset([def('local') as any, source as any], { runId: 'r1' });
+    const resolved = await resolveToolset([def('local') as any, source as any], session);
     expect(resolved.tools.map((t) => t.name)).toEqual(['local', 's_one', 's_two']);
     expect(resolved.contracts[0]).toEqual({
       name: 'local',
@@ -126,13 +118,13 @@ describe('hashes over ToolDefs', () => {
   });
 
   it('resolveToolset refuses bad and duplicate names', async () => {
-    await expect(resolveToolset([def('has space') as any], { runId: 'r' })).rejects.toThrow(
+    await expect(resolveToolset([def('has space') as any], session)).rejects.toThrow(
       "imported tool name 'has space' must match ^[a-zA-Z0-9_-]{1,64}$; namespace it with the source prefix option",
     );
-    const dup = resolveToolset([def('x') as any, { id: 's', tools: async () => [def('x')] } as any], { runId: 'r' });
+    const dup = resolveToolset([def('x') as any, { id: 's', tools: async () => [def('x')] } as any], session);
     await expect(dup).rejects.toBeInstanceOf(ConfigError);
     await expect(
-      resolveToolset([def('x') as any, { id: 's', tools: async () => [def('x')] } as any], { runId: 'r' }),
+      resolveToolset([def('x') as any, { id: 's', tools: async () => [def('x')] } as any], session),
     ).rejects.toThrow("duplicate tool name 'x' in one toolset; disambiguate with the MCP prefix option");
   });
 });

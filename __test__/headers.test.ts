@@ -1,21 +1,18 @@
 // http.headers: a record, or a (possibly async) hook called and awaited before EVERY wire request
 // (handshake, list, call, stream, delete), so a rotated token reaches the very next request.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { mcp } from '../lib/index.js';
 import { buildServer } from '../examples/server.mjs';
+import { closeAfterEach, ctx, session } from './helpers/common.js';
 import { serveHttp, type HttpServer } from './helpers/harness.js';
 
-const session = { runId: 'r1' };
+const closing = closeAfterEach();
 let served: HttpServer | undefined;
-afterEach(async () => {
-  await served?.stop();
-  served = undefined;
-});
 
 async function exercise(config: any) {
   const source = mcp(config);
   const defs = await source.tools(session);
-  expect(await defs[0].execute({ text: 'hi' }, { runId: 'r1' } as any)).toBe('hi');
+  expect(await defs[0].execute({ text: 'hi' }, ctx)).toBe('hi');
   // Let the notification stream open, so it is among the requests checked.
   for (let i = 0; i < 100 && !served!.requests.some((r) => r.method === 'GET'); i++) await new Promise((r) => setTimeout(r, 10));
   await source.close();
@@ -24,7 +21,7 @@ async function exercise(config: any) {
 
 describe('http.headers', () => {
   it('a static record reaches every request the server sees', async () => {
-    served = await serveHttp(buildServer, true);
+    served = closing(await serveHttp(buildServer, true));
     const requests = await exercise({
       transport: 'streamable-http',
       url: served.url,
@@ -47,7 +44,7 @@ describe('http.headers', () => {
   });
 
   it('a hook is awaited afresh before every request (rotating values)', async () => {
-    served = await serveHttp(buildServer, true);
+    served = closing(await serveHttp(buildServer, true));
     let n = 0;
     const requests = await exercise({
       transport: 'streamable-http',
@@ -69,7 +66,7 @@ describe('http.headers', () => {
   });
 
   it('a synchronous hook works too', async () => {
-    served = await serveHttp(buildServer, false);
+    served = closing(await serveHttp(buildServer, false));
     const requests = await exercise({
       transport: 'streamable-http',
       url: served.url,
@@ -80,7 +77,7 @@ describe('http.headers', () => {
   });
 
   it('a hook that throws fails the request with a plain error; the process lives on', async () => {
-    served = await serveHttp(buildServer, false);
+    served = closing(await serveHttp(buildServer, false));
     const source = mcp({
       transport: 'streamable-http',
       url: served.url,

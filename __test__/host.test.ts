@@ -3,9 +3,9 @@
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { mcp } from '../lib/index.js';
+import { session } from './helpers/common.js';
 import { example, fixture, liveChildren, running, runHost, startHost, waitFor } from './helpers/harness.js';
 
-const session = { runId: 'r1' };
 const stubborn = fixture('stubborn-server.mjs');
 const lib = fileURLToPath(new URL('../lib/index.js', import.meta.url));
 

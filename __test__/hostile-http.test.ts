@@ -1,19 +1,15 @@
 // Streamable-HTTP servers that misbehave on purpose: each fault is an error, never a crash or hang.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { mcp } from '../lib/index.js';
+import { closeAfterEach, session } from './helpers/common.js';
 
-const session = { runId: 'r1' };
 type Handler = (req: http.IncomingMessage, res: http.ServerResponse, body: any) => void | Promise<void>;
 
-const servers: http.Server[] = [];
-afterEach(async () => {
-  for (const s of servers.splice(0)) {
-    s.closeAllConnections();
-    await new Promise((r) => s.close(r));
-  }
-});
+const closing = closeAfterEach();
+// The server started last, for a test that takes it down itself.
+let latest: http.Server | undefined;
 
 /** A raw HTTP server that completes the handshake and hands every other request to `misbehave`. */
 async function hostile(misbehave: Handler, seen: http.IncomingHttpHeaders[] = []): Promise<string> {
@@ -35,7 +31,11 @@ async function hostile(misbehave: Handler, seen: http.IncomingHttpHeaders[] = []
       await misbehave(req, res, body);
     });
   });
-  servers.push(server);
+  latest = server;
+  closing.defer(() => {
+    server.closeAllConnections();
+    return new Promise((r) => server.close(r));
+  });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
 }
@@ -164,8 +164,8 @@ describe('hostile HTTP servers', () => {
 
   it('a server that is not there fails the connect with a plain error', async () => {
     const url = await hostile((_q, res) => res.end());
-    servers[0].close();
-    servers[0].closeAllConnections();
+    latest!.close();
+    latest!.closeAllConnections();
     const { err } = await failure({ url, timeouts: { connectMs: 2000 } });
     expect(err.message).toMatch(/POST .* failed/);
   });

@@ -3,10 +3,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, mcp } from '../lib/index.js';
+import { ctx, session } from './helpers/common.js';
 import { fixture, liveChildren } from './helpers/harness.js';
-
-const session = { runId: 'r1' };
-const ctx = { runId: 'r1' } as any;
 
 async function withHostile<T>(mode: string, extra: Record<string, unknown>, body: (s: ReturnType<typeof mcp>) => Promise<T>) {
   const before = liveChildren();

@@ -6,10 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, mcp } from '../lib/index.js';
+import { ctx, session } from './helpers/common.js';
 import { example, fixture, runHost, running, waitFor } from './helpers/harness.js';
-
-const session = { runId: 'r1' };
-const ctx = { runId: 'r1' } as any;
 
 function processesWithArgs(needle: string): number[] {
   const found: number[] = [];
@@ -79,6 +77,35 @@ describe('stdio close', () => {
     const pid = Number(await call(source, 'pid'));
     expect(running(pid)).toBe(true);
     await source.close();
+    expect(running(pid)).toBe(false);
+  });
+
+  it('[Symbol.asyncDispose]() is close(): the child is reaped when it resolves', async () => {
+    const source = lifecycle();
+    const pid = Number(await call(source, 'pid'));
+    expect(running(pid)).toBe(true);
+    await source[Symbol.asyncDispose]();
+    expect(running(pid)).toBe(false);
+    // Closed, not broken: like after close(), the next tools() starts a fresh child.
+    const next = Number(await call(source, 'pid'));
+    expect(next).not.toBe(pid);
+    await source.close();
+  });
+
+  it('`await using` closes the source when its block ends, also when the block throws', async () => {
+    let pid = 0;
+    {
+      await using source = lifecycle();
+      pid = Number(await call(source, 'pid'));
+      expect(running(pid)).toBe(true);
+    }
+    expect(running(pid)).toBe(false);
+    const failed = await (async () => {
+      await using source = lifecycle();
+      pid = Number(await call(source, 'pid'));
+      throw new Error('the block failed');
+    })().catch((e) => e);
+    expect(failed.message).toBe('the block failed');
     expect(running(pid)).toBe(false);
   });
 

@@ -6,10 +6,9 @@ import { describe, expect, it } from 'vitest';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { ConfigError, jcsSerialize, mcp } from '../lib/index.js';
 import { buildServer } from '../examples/server.mjs';
+import { ctx, session } from './helpers/common.js';
 import { example, fixture, liveChildren, serveHttp } from './helpers/harness.js';
 
-const session = { runId: 'r1' };
-const ctx = { runId: 'r1' } as any;
 const SOAK = { full: 1000, short: 100 }[process.env.RULVAR_SOAK ?? ''] ?? 20;
 
 /** A full collection when the runner exposes gc (vitest.config.mjs does). */

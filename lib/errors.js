@@ -1,5 +1,8 @@
 'use strict';
 
+// The code the native side gives a typed refusal.
+const { CONFIG_CODE } = require('../index.js');
+
 /**
  * The package's own typed refusal: `name` 'ConfigError', `code` 'config', `retryable` false,
  * `toWire()`. Hosts may substitute theirs via createMcp.
@@ -16,8 +19,6 @@ class ConfigError extends Error {
     return { code: this.code, message: this.message, retryable: this.retryable };
   }
 }
-
-const CONFIG_CODE = 'RULVAR_CONFIG';
 
 /**
  * Rebuilds a native typed refusal with the host's class; anything else is returned unchanged.

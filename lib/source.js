@@ -7,15 +7,13 @@
 const { adopt } = require('./errors.js');
 const { describePosture } = require('./posture.js');
 const { makeInprocessBridge } = require('./inprocess.js');
+// The kinds of entry in a batch from takeCompletions(), as the native side writes them.
+const { COMPLETION_PROGRESS, COMPLETION_RESULT } = require('../index.js');
 
 function wrapHeaderHook(hook) {
   // Always a Promise of JSON text, whatever the host's hook returns or throws.
   return async () => JSON.stringify(await hook());
 }
-
-// The kinds of entry in a batch from takeCompletions() (src/core/completions.rs).
-const PROGRESS = 0;
-const RESULT = 1;
 
 function report(log, p) {
   if (log === undefined) return;
@@ -68,12 +66,12 @@ function createSource(native, HostConfigError, config) {
     for (const [id, kind, value] of JSON.parse(batchText)) {
       const call = waiting.get(id);
       if (call === undefined) continue; // aborted already
-      if (kind === PROGRESS) {
+      if (kind === COMPLETION_PROGRESS) {
         report(call.log, value);
         continue;
       }
       waiting.delete(id);
-      call.settle(kind === RESULT, value);
+      call.settle(kind === COMPLETION_RESULT, value);
     }
     releaseIfIdle();
   };
@@ -218,22 +216,32 @@ function createSource(native, HostConfigError, config) {
     return run;
   }
 
+  async function close() {
+    cache = null;
+    inflight = null;
+    await nativeSource.close();
+  }
+
   // Methods are closures, never `this`-bound: a Proxy of the source or
   // `source.tools.apply(other, ...)` behaves the same.
-  return {
+  const source = {
     id,
     tools() {
       return tools();
     },
-    async close() {
-      cache = null;
-      inflight = null;
-      await nativeSource.close();
+    close() {
+      return close();
     },
     describeRegulatedPosture() {
       return describePosture(config, id);
     },
   };
+  // So `await using source = mcp(config)` closes it when the block ends. Node defines the symbol
+  // from 20.4 on; on a runtime without it the member is left out rather than named "undefined".
+  if (typeof Symbol.asyncDispose === 'symbol') {
+    source[Symbol.asyncDispose] = () => close();
+  }
+  return source;
 }
 
 module.exports = { createSource, unvalidatedReasons };

@@ -1,6 +1,8 @@
 'use strict';
 
-const NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+// The name rule is the native one (what admission applies), so an entry of any origin is held to
+// exactly the rule an imported tool was.
+const { validToolName, TOOL_NAME_PATTERN } = require('../index.js');
 
 function isToolSource(entry) {
   return entry !== null && typeof entry === 'object' && typeof entry.tools === 'function';
@@ -14,7 +16,7 @@ function contractOf(tool) {
 
 /**
  * Expands sources in order and refuses names the engine cannot carry: one outside
- * ^[a-zA-Z0-9_-]{1,64}$, or a name already in the toolset.
+ * TOOL_NAME_PATTERN, or a name already in the toolset.
  * Hashing itself is native; this is only the walk over host objects.
  */
 function makeResolveToolset(native, ConfigError) {
@@ -24,9 +26,9 @@ function makeResolveToolset(native, ConfigError) {
     for (const entry of entries) {
       const expanded = isToolSource(entry) ? await entry.tools(session) : [entry];
       for (const tool of expanded) {
-        if (typeof tool.name !== 'string' || !NAME.test(tool.name)) {
+        if (typeof tool.name !== 'string' || !validToolName(tool.name)) {
           throw new ConfigError(
-            `imported tool name '${tool.name}' must match ^[a-zA-Z0-9_-]{1,64}$; namespace it with the source prefix option`,
+            `imported tool name '${tool.name}' must match ${TOOL_NAME_PATTERN}; namespace it with the source prefix option`,
           );
         }
         if (seen.has(tool.name)) {

@@ -111,7 +111,7 @@ impl Admission {
         };
         if !valid_name(&name) {
             self.tool_refusal = Some(ConfigError::new(format!(
-                "mcp: imported tool name '{}' must match ^[a-zA-Z0-9_-]{{1,64}}$",
+                "mcp: imported tool name '{}' must match {TOOL_NAME_PATTERN}",
                 clip(&name)
             )));
             return;
@@ -205,6 +205,9 @@ pub fn admit(config: &Config, wire: Vec<Value>) -> Result<Vec<ToolSpec>, ConfigE
         AdmissionError::Sweep(()) => ConfigError::new("the sweep failed"),
     })
 }
+
+/// The final-name rule as messages quote it (`valid_name` applies it).
+pub(crate) const TOOL_NAME_PATTERN: &str = "^[a-zA-Z0-9_-]{1,64}$";
 
 pub fn valid_name(name: &str) -> bool {
     (1..=64).contains(&name.len())

@@ -15,9 +15,9 @@ use std::fmt::Write;
 use std::sync::Mutex;
 
 /// The kinds of entry, as the JS side reads them.
-const PROGRESS: char = '0';
-const RESULT: char = '1';
-const FAILURE: char = '2';
+pub const PROGRESS: char = '0';
+pub const RESULT: char = '1';
+pub const FAILURE: char = '2';
 
 /// A buffer grown past this by a burst of large results is let go rather than kept.
 const MAX_KEPT_CAPACITY: usize = 4 * 1024 * 1024;

@@ -1,0 +1,145 @@
+//! The rules the JS side must apply the same way as the core, exported so `lib/` asks for them
+//! instead of keeping its own copies: the tool-name rule `resolveToolset` applies to every entry,
+//! the kinds of entry in a batch of completions, and the code that marks a typed refusal.
+
+use super::completions;
+use crate::core::admit;
+use napi_derive::napi;
+
+/// Whether `name` is a name the engine can carry (`core::admit::valid_name`, what admission
+/// applies to every final name): what `resolveToolset` checks for tools of any origin.
+#[napi(js_name = "validToolName")]
+pub fn valid_tool_name(name: String) -> bool {
+    admit::valid_name(&name)
+}
+
+/// The tool-name rule as refusals quote it; the tests below hold it to `admit::valid_name`.
+#[napi]
+pub const TOOL_NAME_PATTERN: &str = admit::TOOL_NAME_PATTERN;
+
+/// The code of a typed refusal crossing into JS (`errors::CONFIG_CODE`): the JS side rebuilds
+/// an error with it as the host's `ConfigError`.
+#[napi]
+pub const CONFIG_CODE: &str = super::errors::CONFIG_CODE;
+
+/// A batch from `takeCompletions()` is `[[id, kind, value], ...]`, its kinds written as one
+/// digit each (`completions`): as the JS side reads them after `JSON.parse`.
+const fn kind_number(kind: char) -> u32 {
+    kind as u32 - '0' as u32
+}
+
+/// A progress notification of a call still in flight; the value is its params.
+#[napi]
+pub const COMPLETION_PROGRESS: u32 = kind_number(completions::PROGRESS);
+/// A call's result; the value is what `execute` resolves with.
+#[napi]
+pub const COMPLETION_RESULT: u32 = kind_number(completions::RESULT);
+/// A call's failure; the value is the message `execute` rejects with.
+#[napi]
+pub const COMPLETION_FAILURE: u32 = kind_number(completions::FAILURE);
+
+#[cfg(test)]
+mod tests {
+    use super::super::completions::Completions;
+    use super::*;
+    use crate::core::config::Config;
+    use crate::core::raw::Raw;
+    use crate::core::result::CallFailure;
+    use serde_json::{json, Value};
+
+    /// Reads `TOOL_NAME_PATTERN` (a character class and a length range) as a matcher, so the
+    /// text is checked against the rule, not against a second copy of it.
+    fn pattern_matches(name: &str) -> bool {
+        let (class, range) = TOOL_NAME_PATTERN
+            .strip_prefix("^[")
+            .and_then(|p| p.strip_suffix("}$"))
+            .and_then(|p| p.split_once("]{"))
+            .expect("a pattern of the form ^[class]{min,max}$");
+        let (min, max) = range.split_once(',').unwrap();
+        let (min, max): (usize, usize) = (min.parse().unwrap(), max.parse().unwrap());
+        let class: Vec<char> = class.chars().collect();
+        let mut ranges = Vec::new();
+        let mut i = 0;
+        while i < class.len() {
+            // `x-y` is a range; a `-` with nothing after it is itself.
+            let (from, to, width) = match class.get(i + 1..i + 3) {
+                Some(['-', to]) => (class[i], *to, 3),
+                _ => (class[i], class[i], 1),
+            };
+            ranges.push(from..=to);
+            i += width;
+        }
+        let allowed = |c: char| ranges.iter().any(|r| r.contains(&c));
+        (min..=max).contains(&name.chars().count()) && name.chars().all(allowed)
+    }
+
+    #[test]
+    fn the_pattern_text_is_the_rule() {
+        let long = "a".repeat(64);
+        let too_long = "a".repeat(65);
+        let names = [
+            "a",
+            "A_b-9",
+            "_",
+            "-",
+            &long,
+            "",
+            &too_long,
+            "has space",
+            "dot.ted",
+            "é",
+            "a/b",
+            "a\n",
+            "[",
+            "]",
+            "^",
+            "$",
+            "{",
+            ",",
+        ];
+        for name in names {
+            assert_eq!(
+                valid_tool_name(name.into()),
+                admit::valid_name(name),
+                "{name:?}"
+            );
+            assert_eq!(pattern_matches(name), admit::valid_name(name), "{name:?}");
+        }
+    }
+
+    #[test]
+    fn admission_refuses_with_the_same_pattern_text() {
+        let config = Config::parse(&Raw::Object(vec![
+            ("transport".into(), Raw::String("stdio".into())),
+            ("command".into(), Raw::String("node".into())),
+        ]))
+        .unwrap();
+        let wire =
+            json!({"name": "has space", "description": "d", "inputSchema": {"type": "object"}});
+        let refusal = admit::admit(&config, vec![wire]).unwrap_err();
+        assert!(
+            refusal
+                .message
+                .ends_with(&format!("must match {TOOL_NAME_PATTERN}")),
+            "{}",
+            refusal.message
+        );
+    }
+
+    #[test]
+    fn kinds_are_the_numbers_a_batch_carries() {
+        let batch = Completions::new(|| {});
+        batch.push_progress(1, "{}");
+        batch.push(1, Ok("null".into()));
+        batch.push(2, Err(CallFailure("no".into())));
+        let parsed: Value = serde_json::from_str(&batch.take_with(str::to_owned).unwrap()).unwrap();
+        let kinds: Vec<u64> = parsed
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|entry| entry[1].as_u64().unwrap())
+            .collect();
+        let expected = [COMPLETION_PROGRESS, COMPLETION_RESULT, COMPLETION_FAILURE];
+        assert_eq!(kinds, expected.map(u64::from));
+    }
+}
