@@ -140,7 +140,7 @@ describe.each(['inprocess', 'stdio', 'http-stateful'] as Mode[])('execute over %
     process.on('warning', onWarning);
     try {
       const controller = new AbortController();
-      const calls = Array.from({ length: 1000 }, () => tool('slow').execute({ ms: 5000 }, ctx({ signal: controller.signal })).catch((e) => e));
+      const calls = Array.from({ length: 1000 }, () => tool('slow').execute({ ms: 5000 }, ctxWith({ signal: controller.signal })).catch((e) => e));
       await new Promise((r) => setTimeout(r, 50));
       const { getEventListeners } = await import('node:events');
       expect(getEventListeners(controller.signal, 'abort').length).toBe(1);
@@ -152,7 +152,7 @@ describe.each(['inprocess', 'stdio', 'http-stateful'] as Mode[])('execute over %
       expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning')).toEqual([]);
       // Calls that settle on their own take their share of the listener with them.
       const quiet = new AbortController();
-      await Promise.all(Array.from({ length: 20 }, () => tool('echo').execute({ text: 'x' }, ctx({ signal: quiet.signal }))));
+      await Promise.all(Array.from({ length: 20 }, () => tool('echo').execute({ text: 'x' }, ctxWith({ signal: quiet.signal }))));
       expect(getEventListeners(quiet.signal, 'abort').length).toBe(0);
     } finally {
       process.off('warning', onWarning);
