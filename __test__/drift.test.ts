@@ -78,12 +78,9 @@ describe('listChanged (HTTP, stateful)', () => {
       const source = open({ transport: 'streamable-http', url: served.url });
       const before = await source.tools(session);
       expect(before.map((d) => d.name)).toEqual(['first']);
-      // The GET stream opens just after initialization; give it a moment.
-      const streamOpen = async () => {
-        for (let i = 0; i < 100 && !served.requests.some((r) => r.method === 'GET'); i++) await new Promise((r) => setTimeout(r, 10));
-      };
-      await streamOpen();
-      await new Promise((r) => setTimeout(r, 50));
+      // The handshake waits for the GET stream: a change announced right after the import
+      // reaches the cache.
+      expect(served.requests.some((r) => r.method === 'GET')).toBe(true);
       servers[0].registerTool('second', { description: 'Added later.' }, async () => ({ content: [] }));
       let after = before;
       for (let i = 0; i < 100 && after === before; i++) {

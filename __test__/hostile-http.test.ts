@@ -53,6 +53,93 @@ async function failure(config: Record<string, unknown>): Promise<{ err: Error; m
   }
 }
 
+/**
+ * A stateful server that takes its time over notifications/initialized (`initializedMs`) and over
+ * answering the GET for its notification stream (`getMs`), and logs what it saw in order.
+ */
+async function slowToSetUp(initializedMs: number, getMs: number | 'never', log: string[], initializedStatus = 202): Promise<string> {
+  const server = http.createServer((req, res) => {
+    let text = '';
+    req.on('data', (d) => (text += d));
+    req.on('end', async () => {
+      const body = text ? JSON.parse(text) : undefined;
+      const what = req.method === 'POST' ? body.method : req.method;
+      log.push(`${what} received`);
+      if (body?.method === 'initialize') {
+        res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 'sess-1' });
+        res.end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result: { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'h', version: '0' } } }));
+        return;
+      }
+      if (body?.method === 'notifications/initialized') {
+        await new Promise((r) => setTimeout(r, initializedMs));
+        log.push('notifications/initialized answered');
+        res.writeHead(initializedStatus).end(initializedStatus === 202 ? undefined : 'not today');
+        return;
+      }
+      if (req.method === 'GET') {
+        if (getMs === 'never') return;
+        await new Promise((r) => setTimeout(r, getMs));
+        log.push('GET answered');
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write(': open\n\n');
+        return;
+      }
+      if (req.method === 'DELETE') {
+        res.writeHead(200).end();
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result: { tools: [{ name: 'ok', inputSchema: { type: 'object' } }] } }));
+    });
+  });
+  servers.push(server);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+}
+
+describe('the streamable-HTTP handshake', () => {
+  it('waits for the initialized notification to be taken and the GET stream to answer before listing', async () => {
+    const log: string[] = [];
+    const url = await slowToSetUp(150, 150, log);
+    const source = mcp({ transport: 'streamable-http', url });
+    expect((await source.tools(session)).map((d) => d.name)).toEqual(['ok']);
+    await source.close();
+    expect(log.slice(0, 6)).toEqual([
+      'initialize received',
+      'notifications/initialized received',
+      'notifications/initialized answered',
+      'GET received',
+      'GET answered',
+      'tools/list received',
+    ]);
+  });
+
+  it('a refused initialized notification fails the connect, as it fails the SDK client', async () => {
+    const url = await slowToSetUp(0, 0, [], 500);
+    const { err } = await failure({ url });
+    expect(err.message).toBe(`mcp: POST ${url} answered HTTP 500 Internal Server Error to notifications/initialized: not today`);
+  });
+
+  it('a GET stream that never answers is bounded by connectMs', async () => {
+    const url = await slowToSetUp(0, 'never', []);
+    const { err, ms } = await failure({ url, timeouts: { connectMs: 300 } });
+    expect(err.message).toBe(`mcp: connect to 'mcp:http:${url}' timed out after 300ms`);
+    expect(ms).toBeLessThan(2000);
+  });
+
+  it('close() ends a handshake waiting for the GET stream at once', async () => {
+    const url = await slowToSetUp(0, 'never', []);
+    const source = mcp({ transport: 'streamable-http', url });
+    const pending = source.tools(session).catch((e) => e);
+    await new Promise((r) => setTimeout(r, 100));
+    const started = Date.now();
+    await source.close();
+    const err = await pending;
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(err).toBeInstanceOf(Error);
+  });
+});
+
 describe('hostile HTTP servers', () => {
   it('a 70 MiB SSE event: the typed frame-limit refusal, as over stdio', async () => {
     const url = await hostile(async (_q, res) => {

@@ -7,8 +7,11 @@ use std::time::Duration;
 pub const PROTOCOL_VERSION: &str = "2025-11-25";
 pub const SUPPORTED_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
-/// Initializes the session; resolves with the protocol version the server agreed to.
+/// Initializes the session; resolves with the protocol version the server agreed to. As the
+/// SDK client does, the initialized notification is delivered before any later request goes out;
+/// `timeout` bounds the whole exchange.
 pub async fn initialize(rpc: &Rpc, timeout: Option<Duration>) -> Result<String, RpcError> {
+    let started = std::time::Instant::now();
     let params = json!({
         "protocolVersion": PROTOCOL_VERSION,
         "capabilities": {},
@@ -25,6 +28,15 @@ pub async fn initialize(rpc: &Rpc, timeout: Option<Duration>) -> Result<String, 
             "the server answered initialize with unsupported protocol version '{version}'"
         )));
     }
-    rpc.initialized(&version)?;
+    let delivered = rpc.initialized(&version);
+    match timeout {
+        Some(limit) => {
+            let left = limit.saturating_sub(started.elapsed());
+            tokio::time::timeout(left, delivered)
+                .await
+                .map_err(|_| RpcError::TimedOut)??
+        }
+        None => delivered.await?,
+    }
     Ok(version)
 }

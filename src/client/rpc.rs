@@ -141,12 +141,15 @@ impl Rpc {
         fail_all(&self.pending, &self.timer, reason);
     }
 
-    /// Tells the server the handshake is done (and the transport which version it agreed).
-    pub fn initialized(&self, protocol_version: &str) -> Result<(), RpcError> {
+    /// Tells the server the handshake is done (and the transport which version it agreed);
+    /// resolves once the transport has delivered it (`Wire::initialized` says what that means).
+    pub fn initialized(
+        &self,
+        protocol_version: &str,
+    ) -> impl std::future::Future<Output = Result<(), RpcError>> + Send + 'static {
         let text = envelope(None, "notifications/initialized", "{}");
-        self.wire
-            .initialized(protocol_version, text)
-            .map_err(RpcError::Closed)
+        let delivered = self.wire.initialized(protocol_version, text);
+        async move { delivered.await.map_err(RpcError::Closed) }
     }
 
     /// The id the next `submit` should use, known to the caller before the reply can arrive.

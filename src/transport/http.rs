@@ -329,14 +329,53 @@ impl Shared {
         }
     }
 
-    /// The optional GET stream for notifications outside any request (listChanged among them).
-    /// Reconnects with `Last-Event-ID` after the server's `retry` delay; a 405 means none.
-    async fn listen(self: Arc<Self>) {
+    /// The initialized notification, awaited: any 2xx is acceptance (202 by the spec; the SDK
+    /// client takes any success), anything else fails the handshake as it fails the SDK's connect.
+    async fn deliver_initialized(&self, body: String) -> Result<(), String> {
+        let headers = self
+            .request_headers("application/json, text/event-stream")
+            .await?;
+        let response = self
+            .client()?
+            .post(&self.url)
+            .headers(headers)
+            .header(CONTENT_TYPE, "application/json")
+            .body(body)
+            .send()
+            .await
+            .map_err(|e| format!("mcp: POST {} failed: {}", self.url, describe(&e)))?;
+        if let Some(id) = response
+            .headers()
+            .get(SESSION)
+            .and_then(|v| v.to_str().ok())
+        {
+            lock(&self.session).id = Some(id.to_owned());
+        }
+        let status = response.status();
+        if status.is_success() {
+            return Ok(());
+        }
+        let detail = self.secrets.redact(&read_text(response, 512).await);
+        Err(format!(
+            "mcp: POST {} answered HTTP {status} to notifications/initialized: {detail}",
+            self.url
+        ))
+    }
+
+    /// The optional GET stream for notifications outside any request (listChanged among them),
+    /// starting with `first`, the response the handshake waited for. Reconnects with
+    /// `Last-Event-ID` after the server's `retry` delay; a 405 (or any refusal) means none.
+    async fn listen(self: Arc<Self>, first: reqwest::Response) {
         let mut last_id: Option<String> = None;
         let mut retry = DEFAULT_RETRY;
+        let mut first = Some(first);
         for _attempt in 0..1000 {
-            let Some(response) = self.open_stream(last_id.as_deref()).await else {
-                return;
+            let response = match first.take() {
+                Some(response) => response,
+                None => match self.open_stream(last_id.as_deref()).await {
+                    Some(response) => response,
+                    None => return,
+                },
             };
             let end = self.read_events(response, None).await;
             if end.last_id.is_some() {
@@ -482,17 +521,38 @@ impl Wire for HttpWire {
         Ok(())
     }
 
-    /// Every later request carries the agreed version; the notification stream opens once the
-    /// initialized notification has been delivered.
-    fn initialized(&self, protocol_version: &str, notification: String) -> Result<(), String> {
+    /// Every later request carries the agreed version. Resolves once the server accepted the
+    /// initialized notification and answered the GET for its notification stream (open, or
+    /// refused: a 405 says it has none). Both are awaited because a server sets the session up
+    /// while it takes the notification (server-everything registers one more tool then), and
+    /// announces later changes only on that stream: a list sent before the notification was
+    /// taken can miss a tool, and a `list_changed` sent before the stream is open is lost.
+    /// The work runs as a task of the connection, so close() (which aborts the tasks) ends a
+    /// handshake waiting here at once; the handshake bounds the wait with the connect budget.
+    fn initialized(
+        &self,
+        protocol_version: &str,
+        notification: String,
+    ) -> BoxFuture<'static, Result<(), String>> {
         lock(&self.shared.session).protocol = Some(protocol_version.to_owned());
-        let post = self.shared.clone().post(notification, None);
-        let listener = self.shared.clone();
+        let shared = self.shared.clone();
+        let (done, delivered) = tokio::sync::oneshot::channel();
         self.shared.spawn(async move {
-            post.await;
-            listener.listen().await;
+            if let Err(e) = shared.deliver_initialized(notification).await {
+                let _ = done.send(Err(e));
+                return;
+            }
+            let stream = shared.open_stream(None).await;
+            let _ = done.send(Ok(()));
+            if let Some(response) = stream {
+                shared.listen(response).await;
+            }
         });
-        Ok(())
+        Box::pin(async move {
+            delivered
+                .await
+                .unwrap_or_else(|_| Err("mcp: the connection was closed".to_owned()))
+        })
     }
 
     fn shutdown(&self) -> BoxFuture<'static, ()> {

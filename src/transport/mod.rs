@@ -42,9 +42,18 @@ pub trait Wire: Send + Sync {
     /// transport that cannot deliver a request answers it there with an error response.
     fn send(&self, message: String, request_id: Option<u64>) -> Result<(), String>;
     /// Sends the `notifications/initialized` text once the handshake agreed on a protocol
-    /// version; a transport with a session to set up does it here.
-    fn initialized(&self, _protocol_version: &str, notification: String) -> Result<(), String> {
-        self.send(notification, None)
+    /// version; a transport with a session to set up does it here. The handshake awaits the
+    /// future before its first request: over HTTP it resolves once the server accepted the
+    /// notification and its notification stream answered (a server sets up the session, and may
+    /// register tools, while it takes the notification). Over a pipe the text is queued at once,
+    /// in order before anything sent later, so there is nothing to wait for.
+    fn initialized(
+        &self,
+        _protocol_version: &str,
+        notification: String,
+    ) -> BoxFuture<'static, Result<(), String>> {
+        let sent = self.send(notification, None);
+        Box::pin(async move { sent })
     }
     /// What the transport knows of why the server failed, for errors about a connect: a stdio
     /// child's last stderr lines.
