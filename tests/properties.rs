@@ -6,8 +6,8 @@ use proptest::prelude::*;
 use rulvar_mcp_native::core::drift::Drift;
 use rulvar_mcp_native::core::result::map_result;
 use rulvar_mcp_native::core::{canonical, jcs};
-use rulvar_mcp_native::transport::http::SseParser;
 use rulvar_mcp_native::transport::observe::{Event, Inbound};
+use rulvar_mcp_native::transport::sse::SseParser;
 use serde_json::{Map, Number, Value};
 use std::sync::Arc;
 

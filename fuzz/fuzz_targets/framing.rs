@@ -2,7 +2,7 @@
 //! Server bytes through both framings: SSE events and newline-delimited JSON frames.
 
 use libfuzzer_sys::fuzz_target;
-use rulvar_mcp_native::transport::http::SseParser;
+use rulvar_mcp_native::transport::sse::SseParser;
 use rulvar_mcp_native::core::drift::Drift;
 use rulvar_mcp_native::transport::observe::Inbound;
 use std::sync::Arc;

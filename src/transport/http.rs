@@ -6,6 +6,7 @@
 //! the same origin: header values are credentials and must not reach another host.
 
 use super::observe::Inbound;
+use super::sse::SseParser;
 use super::{Wire, MAX_FRAME_BYTES};
 use crate::core::secrets::Secrets;
 use futures::future::BoxFuture;
@@ -37,6 +38,11 @@ const DELETE_TIMEOUT: Duration = Duration::from_secs(2);
 const DEFAULT_RETRY: Duration = Duration::from_secs(1);
 /// How many times a request's broken SSE stream is resumed before the request fails.
 const RESUME_ATTEMPTS: usize = 5;
+/// Redirects followed for one request (all within the origin) before it fails.
+const MAX_REDIRECTS: usize = 5;
+/// Times the notification stream is opened again after it ends, before listening stops: a
+/// server that ends it at once on every open must not keep the connection busy for ever.
+const MAX_STREAM_RECONNECTS: usize = 1000;
 
 #[derive(Default)]
 struct Session {
@@ -88,7 +94,7 @@ pub fn open(
             attempt.error(format!(
                 "refused a redirect to another origin ({shown}): header values are not sent across origins"
             ))
-        } else if attempt.previous().len() > 5 {
+        } else if attempt.previous().len() > MAX_REDIRECTS {
             attempt.error("too many redirects")
         } else {
             attempt.follow()
@@ -369,7 +375,7 @@ impl Shared {
         let mut last_id: Option<String> = None;
         let mut retry = DEFAULT_RETRY;
         let mut first = Some(first);
-        for _attempt in 0..1000 {
+        for _attempt in 0..MAX_STREAM_RECONNECTS {
             let response = match first.take() {
                 Some(response) => response,
                 None => match self.open_stream(last_id.as_deref()).await {
@@ -444,76 +450,6 @@ async fn read_text(response: reqwest::Response, max: usize) -> String {
     String::from_utf8_lossy(&body).trim().to_owned()
 }
 
-/// Incremental `text/event-stream` parsing: `data:` lines joined per event, `id:`, `retry:`.
-#[derive(Default)]
-pub struct SseParser {
-    line: Vec<u8>,
-    data: String,
-    has_data: bool,
-    pub last_id: Option<String>,
-    pub retry: Option<Duration>,
-}
-
-impl SseParser {
-    /// Frees the buffers of a stream that ended (a huge unfinished event among them).
-    pub fn release(self) {
-        super::release_buffer(self.line);
-        super::release_buffer(self.data.into_bytes());
-    }
-
-    pub fn feed(&mut self, bytes: &[u8]) -> Result<Vec<String>, String> {
-        let mut events = Vec::new();
-        for &b in bytes {
-            if b == b'\n' {
-                let line = std::mem::take(&mut self.line);
-                let line = line.strip_suffix(b"\r").unwrap_or(&line);
-                self.field(line, &mut events);
-            } else {
-                self.line.push(b);
-                if self.line.len() + self.data.len() > MAX_FRAME_BYTES {
-                    return Err(super::frame_limit_refusal());
-                }
-            }
-        }
-        Ok(events)
-    }
-
-    fn field(&mut self, line: &[u8], events: &mut Vec<String>) {
-        if line.is_empty() {
-            if self.has_data {
-                events.push(std::mem::take(&mut self.data));
-                self.has_data = false;
-            }
-            return;
-        }
-        let text = String::from_utf8_lossy(line);
-        let (name, value) = match text.find(':') {
-            Some(0) => return, // a comment
-            Some(i) => (
-                &text[..i],
-                text[i + 1..].strip_prefix(' ').unwrap_or(&text[i + 1..]),
-            ),
-            None => (&text[..], ""),
-        };
-        match name {
-            "data" => {
-                if self.has_data {
-                    self.data.push('\n');
-                }
-                self.data.push_str(value);
-                self.has_data = true;
-            }
-            "id" if !value.contains('\0') => self.last_id = Some(value.to_owned()),
-            "retry" => {
-                if let Ok(ms) = value.parse::<u64>() {
-                    self.retry = Some(Duration::from_millis(ms));
-                }
-            }
-            _ => {}
-        }
-    }
-}
-
 impl Wire for HttpWire {
     fn send(&self, message: String, request_id: Option<u64>) -> Result<(), String> {
         self.shared
@@ -579,22 +515,5 @@ impl Wire for HttpWire {
                 .inbound
                 .close("mcp: the connection was closed".into());
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sse_events_join_data_lines_and_track_ids() {
-        let mut p = SseParser::default();
-        let events = p
-            .feed(b": comment\nid: 7\nretry: 250\ndata: {\"a\":\ndata: 1}\n\ndata: x")
-            .unwrap();
-        assert_eq!(events, vec!["{\"a\":\n1}".to_owned()]);
-        assert_eq!(p.last_id.as_deref(), Some("7"));
-        assert_eq!(p.retry, Some(Duration::from_millis(250)));
-        assert_eq!(p.feed(b"\r\n\r\n").unwrap(), vec!["x".to_owned()]);
     }
 }

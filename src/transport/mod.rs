@@ -1,11 +1,12 @@
 //! Transports: each carries JSON-RPC text to the server and pushes what comes back, already
 //! parsed, into one inbound channel through `observe::Inbound`, which sees every message first.
 
-pub mod http;
+pub(crate) mod http;
 pub(crate) mod inprocess;
 pub mod observe;
 pub(crate) mod pipe_writer;
 pub(crate) mod process;
+pub mod sse;
 pub(crate) mod stderr;
 pub(crate) mod stdio;
 
