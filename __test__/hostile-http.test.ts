@@ -92,7 +92,10 @@ async function slowToSetUp(initializedMs: number, getMs: number | 'never', log: 
       res.end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result: { tools: [{ name: 'ok', inputSchema: { type: 'object' } }] } }));
     });
   });
-  servers.push(server);
+  closing.defer(() => {
+    server.closeAllConnections();
+    return new Promise((r) => server.close(r));
+  });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
 }
