@@ -2,37 +2,15 @@
 // __test__/types/engine-core/ mirrors the engine's public tool types and applies the recipe both
 // keeping core's own McpConfig/McpToolSource and re-exporting the addon's. Each control below
 // puts back one of the shapes that broke the recipe and the same files must then fail to compile.
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { compile, compileWith } from './helpers/tsc.js';
 
-const tsc = fileURLToPath(new URL('../node_modules/typescript/bin/tsc', import.meta.url));
 const dir = fileURLToPath(new URL('./types/engine-core/', import.meta.url));
 const project = join(dir, 'tsconfig.json');
 const dts = readFileSync(fileURLToPath(new URL('../index.d.ts', import.meta.url)), 'utf8');
-
-function compile(tsconfig: string): { ok: boolean; output: string } {
-  try {
-    execFileSync(process.execPath, [tsc, '-p', tsconfig], { encoding: 'utf8', stdio: 'pipe' });
-    return { ok: true, output: '' };
-  } catch (err: any) {
-    return { ok: false, output: `${err.stdout ?? ''}${err.stderr ?? ''}` };
-  }
-}
-
-// The same project, its '@rulvar/mcp-native' resolved to a changed copy of index.d.ts.
-function compileWith(declarations: string): { ok: boolean; output: string } {
-  const tmp = mkdtempSync(join(tmpdir(), 'rulvar-engine-types-'));
-  writeFileSync(join(tmp, 'index.d.ts'), declarations);
-  const config = JSON.parse(readFileSync(project, 'utf8'));
-  config.compilerOptions.paths = { '@rulvar/mcp-native': [join(tmp, 'index.d.ts')] };
-  config.files = config.files.map((file: string) => join(dir, file));
-  writeFileSync(join(tmp, 'tsconfig.json'), JSON.stringify(config));
-  return compile(join(tmp, 'tsconfig.json'));
-}
 
 function replaceOnce(text: string, from: string, to: string): string {
   expect(text.split(from).length, `'${from}' occurs once in index.d.ts`).toBe(2);
@@ -87,7 +65,7 @@ describe('the drop-in recipe in an engine shaped like @rulvar/core', () => {
     it(`would fail with ${control.name}`, () => {
       let changed = dts;
       for (const [from, to] of control.edits) changed = replaceOnce(changed, from, to);
-      const result = compileWith(changed);
+      const result = compileWith(project, changed);
       expect(result.ok).toBe(false);
       for (const pattern of control.expected) expect(result.output).toMatch(pattern);
     }, 60_000);

@@ -1,36 +1,15 @@
 // The public types compile the way an engine uses them, and wrong configs do not.
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { compile, compileWith } from './helpers/tsc.js';
 
-const tsc = fileURLToPath(new URL('../node_modules/typescript/bin/tsc', import.meta.url));
 const project = fileURLToPath(new URL('./types/tsconfig.json', import.meta.url));
 const disposable = fileURLToPath(new URL('./types/tsconfig.disposable.json', import.meta.url));
 const binding = fileURLToPath(new URL('./types/tsconfig.binding.json', import.meta.url));
 const dts = readFileSync(fileURLToPath(new URL('../index.d.ts', import.meta.url)), 'utf8');
-
-function compile(tsconfig: string): { ok: boolean; output: string } {
-  try {
-    execFileSync(process.execPath, [tsc, '-p', tsconfig], { encoding: 'utf8', stdio: 'pipe' });
-    return { ok: true, output: '' };
-  } catch (err: any) {
-    return { ok: false, output: `${err.stdout ?? ''}${err.stderr ?? ''}` };
-  }
-}
-
-// `tsconfig` (a project of types/) compiled against a changed copy of index.d.ts.
-function compileWith(tsconfig: string, declarations: string): { ok: boolean; output: string } {
-  const tmp = mkdtempSync(join(tmpdir(), 'rulvar-types-'));
-  writeFileSync(join(tmp, 'index.d.ts'), declarations);
-  const config = JSON.parse(readFileSync(tsconfig, 'utf8'));
-  config.compilerOptions.paths = { '@rulvar/mcp-native': [join(tmp, 'index.d.ts')] };
-  config.files = config.files.map((file: string) => fileURLToPath(new URL(`./types/${file}`, import.meta.url)));
-  writeFileSync(join(tmp, 'tsconfig.json'), JSON.stringify(config));
-  return compile(join(tmp, 'tsconfig.json'));
-}
 
 function without(text: string, part: string): string {
   expect(text.split(part).length, `'${part}' occurs once in index.d.ts`).toBe(2);
