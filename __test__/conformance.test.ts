@@ -21,8 +21,36 @@ function scenario(name: string): Promise<{ code: number; out: string }> {
   });
 }
 
+// The suite's 21 `auth/*` client scenarios (0.1.16), through `http.oauth`: discovery (RFC 9728,
+// RFC 8414, OpenID, the 2025-03-26 fallbacks), client metadata documents, dynamic and
+// pre-registration, the token endpoint's auth methods, scope selection and step-up, the retry
+// limit, the resource check, offline_access, and client_credentials (secret and private_key_jwt).
+const AUTH_SCENARIOS = [
+  'auth/metadata-default',
+  'auth/metadata-var1',
+  'auth/metadata-var2',
+  'auth/metadata-var3',
+  'auth/basic-cimd',
+  'auth/scope-from-www-authenticate',
+  'auth/scope-from-scopes-supported',
+  'auth/scope-omitted-when-undefined',
+  'auth/scope-step-up',
+  'auth/scope-retry-limit',
+  'auth/token-endpoint-auth-basic',
+  'auth/token-endpoint-auth-post',
+  'auth/token-endpoint-auth-none',
+  'auth/pre-registration',
+  'auth/2025-03-26-oauth-metadata-backcompat',
+  'auth/2025-03-26-oauth-endpoint-fallback',
+  'auth/resource-mismatch',
+  'auth/offline-access-scope',
+  'auth/offline-access-not-supported',
+  'auth/client-credentials-jwt',
+  'auth/client-credentials-basic',
+];
+
 describe('conformance (client scenarios)', () => {
-  for (const name of ['initialize', 'tools_call', 'sse-retry']) {
+  for (const name of ['initialize', 'tools_call', 'sse-retry', ...AUTH_SCENARIOS]) {
     it(name, async () => {
       const { code, out } = await scenario(name);
       expect(out).toMatch(/OVERALL: PASSED/);
