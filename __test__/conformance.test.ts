@@ -10,10 +10,11 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const cli = join(root, 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js');
 const register = join(root, '__test__', 'conformance', 'register.mjs');
 const client = join(root, '__test__', 'conformance', 'client.mjs');
+const cliLogin = join(root, '__test__', 'conformance', 'cli-login.mjs');
 
-function scenario(name: string): Promise<{ code: number; out: string }> {
+function scenario(name: string, command = client): Promise<{ code: number; out: string }> {
   const output = mkdtempSync(join(tmpdir(), 'rulvar-conformance-'));
-  const args = ['--import', register, cli, 'client', '--command', `"${process.execPath}" "${client}"`, '--scenario', name, '-o', output];
+  const args = ['--import', register, cli, 'client', '--command', `"${process.execPath}" "${command}"`, '--scenario', name, '-o', output];
   return new Promise((resolve) => {
     execFile(process.execPath, args, { cwd: output, timeout: 60_000 }, (err: any, stdout, stderr) => {
       resolve({ code: err ? (err.code ?? 1) : 0, out: `${stdout}${stderr}` });
@@ -58,4 +59,13 @@ describe('conformance (client scenarios)', () => {
       expect(code).toBe(0);
     }, 90_000);
   }
+
+  // `rulvar-mcp inspect --http URL --oauth`: the printed URL opened, the redirect taken on the
+  // loopback listener, the tools imported, the token file readable by its owner only.
+  it('auth/metadata-default through the CLI login', async () => {
+    const { code, out } = await scenario('auth/metadata-default', cliLogin);
+    expect(out).toMatch(/OVERALL: PASSED/);
+    expect(out).toMatch(/, 0 failed, 0 warnings/);
+    expect(code).toBe(0);
+  }, 90_000);
 });
