@@ -12,6 +12,47 @@ export type JsonSchema = { [key: string]: unknown };
 export type HeaderRecord = Record<string, string>;
 export type HeaderHook = () => HeaderRecord | Promise<HeaderRecord>;
 
+/** Why `authorize` is called: no token yet, the token was refused, or more scope is needed. */
+export type OAuthReason = 'authorization_required' | 'token_rejected' | 'insufficient_scope';
+
+/**
+ * Persists tokens and client registrations across processes (keys `oauth:tokens:<url>` and
+ * `oauth:client:<authorization server>`; values are JSON objects holding secrets: keep them
+ * where only the user can read them).
+ */
+export interface OAuthStore {
+  load(key: string): unknown | Promise<unknown>;
+  save(key: string, value: unknown): void | Promise<void>;
+}
+
+/** `http.oauth`: OAuth 2.1 as the MCP specification's authorization section describes it. */
+export interface OAuthConfig {
+  /** `'authorization_code'` (PKCE, a user authorizes) or `'client_credentials'` (a machine). @default 'authorization_code' */
+  grant?: 'authorization_code' | 'client_credentials';
+  /** A pre-registered client id (used before a client metadata document or registration). */
+  clientId?: string;
+  /** The pre-registered client's secret. Never shown in an error. */
+  clientSecret?: string;
+  /** A PKCS#8 PEM private key: the token endpoint is authenticated with `private_key_jwt`. */
+  privateKey?: string;
+  /** @default 'ES256' */
+  signingAlgorithm?: 'ES256' | 'RS256';
+  /** An https URL of this client's metadata document (SEP-991), used where the server supports it. */
+  clientMetadataUrl?: string;
+  /** The client name sent in a dynamic registration. @default 'rulvar-mcp' */
+  clientName?: string;
+  /** Where the authorization server sends the user back (required for `authorization_code`). */
+  redirectUri?: string;
+  /** Scopes asked for when neither the server's challenge nor its metadata names any. */
+  scope?: string;
+  /** The RFC 8707 `resource`: a URL to send instead of the discovered one, or `false` to send none. */
+  resource?: string | false;
+  /** Shows the user `url`, resolves with the redirect URL the browser then reached. */
+  authorize?: (request: { url: string; reason: OAuthReason; signal: AbortSignal }) => string | URL | Promise<string | URL>;
+  /** Where tokens and registrations are kept; in memory for the source's life when absent. */
+  store?: OAuthStore;
+}
+
 /** Milliseconds, each a positive finite number. */
 export interface McpTimeouts {
   /**
@@ -135,7 +176,7 @@ export interface McpHttpConfig extends McpCommonConfig {
    * so a rotated token reaches the very next one.
    * @default none
    */
-  http?: { headers?: HeaderRecord | HeaderHook };
+  http?: { headers?: HeaderRecord | HeaderHook; oauth?: OAuthConfig };
   command?: never;
   args?: never;
   server?: never;
@@ -211,10 +252,10 @@ export interface McpConfig extends McpCommonConfig {
   url?: string;
   /**
    * streamable-http only: headers of every request, a record or a (possibly async) hook called
-   * before each request.
+   * before each request; `oauth`, the addon's own OAuth 2.1 client.
    * @default none
    */
-  http?: { headers?: HeaderRecord | HeaderHook };
+  http?: { headers?: HeaderRecord | HeaderHook; oauth?: OAuthConfig };
   /**
    * inprocess: the server instance (required there), anything with `connect(transport)` (an
    * {@link InProcessServer}). `unknown` here because the engine's config types it so; checked at

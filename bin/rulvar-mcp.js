@@ -7,6 +7,9 @@
 // Exit codes: 0 done, 1 a failed connect or call, 2 a refused config (or usage).
 const { parseArgs } = require('node:util');
 const path = require('node:path');
+const fs = require('node:fs');
+const http = require('node:http');
+const os = require('node:os');
 const api = require('../lib/index.js');
 const { unvalidatedReasons } = require('../lib/source.js');
 
@@ -14,6 +17,10 @@ const USAGE = `usage: rulvar-mcp inspect|call <tool> [json] [options]
 targets (default: the embedded example server, examples/server.mjs, over stdio):
   --stdio "<cmd> <args...>"   spawn a stdio server (no shell; quotes group words)
   --http <url>                a streamable-HTTP server; --header K=V (repeatable)
+  --oauth                     log in with OAuth: prints the authorization URL and takes the
+                              redirect on a loopback listener; --oauth-store file (tokens, mode
+                              0600; default ~/.config/rulvar-mcp/oauth.json), --oauth-port N,
+                              --oauth-client-id id, --oauth-scope "a b"
 config:
   --allow a,b  --deny a,b  --prefix p  --risk name=label  --approval[=a,b]
   --max-tools N  --max-pages N  --max-schema-bytes N  --require-bounds
@@ -26,6 +33,11 @@ const OPTIONS = {
   stdio: { type: 'string' },
   http: { type: 'string' },
   header: { type: 'string', multiple: true },
+  oauth: { type: 'boolean' },
+  'oauth-store': { type: 'string' },
+  'oauth-port': { type: 'string' },
+  'oauth-client-id': { type: 'string' },
+  'oauth-scope': { type: 'string' },
   allow: { type: 'string', multiple: true },
   deny: { type: 'string', multiple: true },
   prefix: { type: 'string' },
@@ -72,6 +84,91 @@ const names = (list) => (list ?? []).flatMap((v) => v.split(',')).filter(Boolean
 
 // A bound is passed as given when it is not a number, so mcp() refuses it with its own message.
 const number = (v) => (v === undefined ? undefined : v.trim() !== '' && !Number.isNaN(Number(v)) ? Number(v) : v);
+
+/** Tokens and registrations in a JSON file only the user can read, read afresh on every load. */
+function fileStore(file) {
+  const read = () => {
+    try {
+      return JSON.parse(fs.readFileSync(file, 'utf8'));
+    } catch {
+      return {};
+    }
+  };
+  return {
+    load: (key) => read()[key] ?? null,
+    save: (key, value) => {
+      fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+      const data = { ...read(), [key]: value };
+      const tmp = `${file}.${process.pid}.tmp`;
+      fs.writeFileSync(tmp, JSON.stringify(data, null, 2), { mode: 0o600 });
+      fs.chmodSync(tmp, 0o600);
+      fs.renameSync(tmp, file);
+    },
+  };
+}
+
+/**
+ * The loopback redirect listener (RFC 8252): `authorize` prints the URL and resolves with the
+ * redirect the browser brings to http://127.0.0.1:<port>/callback.
+ */
+async function loopback(port) {
+  let waiting = null;
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url ?? '/', `http://127.0.0.1:${server.address().port}`);
+    if (url.pathname !== '/callback' || waiting === null) {
+      res.writeHead(404).end();
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' }).end('rulvar-mcp: authorized; you can close this window.\n');
+    const done = waiting;
+    waiting = null;
+    done.resolve(url.href);
+  });
+  await new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', resolve);
+  });
+  server.unref();
+  return {
+    redirectUri: `http://127.0.0.1:${server.address().port}/callback`,
+    authorize: ({ url, signal }) =>
+      new Promise((resolve, reject) => {
+        process.stderr.write(`\nOpen this URL to authorize rulvar-mcp:\n\n  ${url}\n\nwaiting for the redirect on 127.0.0.1:${server.address().port}...\n`);
+        waiting = { resolve, reject };
+        server.ref();
+        signal?.addEventListener('abort', () => reject(signal.reason ?? new Error('aborted')), { once: true });
+      }).finally(() => server.unref()),
+    close: () => server.close(),
+  };
+}
+
+async function addOAuth(config, v) {
+  if (!v.oauth) {
+    for (const flag of ['oauth-store', 'oauth-port', 'oauth-client-id', 'oauth-scope']) {
+      if (v[flag] !== undefined) throw new UsageError(`--${flag} needs --oauth`);
+    }
+    return null;
+  }
+  if (config.transport !== 'streamable-http') throw new UsageError('--oauth needs --http');
+  const port = v['oauth-port'] === undefined ? 0 : Number(v['oauth-port']);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--oauth-port takes a port number, got '${v['oauth-port']}'`);
+  const listener = await loopback(port);
+  const file = v['oauth-store'] ?? path.join(os.homedir(), '.config', 'rulvar-mcp', 'oauth.json');
+  config.http = {
+    ...config.http,
+    oauth: {
+      redirectUri: listener.redirectUri,
+      clientName: 'rulvar-mcp',
+      authorize: listener.authorize,
+      store: fileStore(file),
+      ...(v['oauth-client-id'] !== undefined ? { clientId: v['oauth-client-id'] } : {}),
+      ...(v['oauth-scope'] !== undefined ? { scope: v['oauth-scope'] } : {}),
+    },
+  };
+  // A person is logging in: the connect waits for them (five minutes unless --connect-ms says).
+  if (v['connect-ms'] === undefined) (config.timeouts ??= {}).connectMs = 300_000;
+  return listener;
+}
 
 function buildConfig(v) {
   let config;
@@ -216,9 +313,11 @@ async function main(argv) {
     return values.help ? 0 : 2;
   }
   let source;
+  let listener = null;
   try {
     if (command !== 'inspect' && command !== 'call') throw new UsageError(`unknown command '${command}'`);
     const config = buildConfig(values);
+    listener = await addOAuth(config, values);
     source = api.mcp(config);
     if (command === 'inspect') await inspect(source, config, values.json);
     else await call(source, rest[0], rest[1], values.json);
@@ -230,6 +329,7 @@ async function main(argv) {
     return code;
   } finally {
     if (source) await source.close();
+    listener?.close();
   }
 }
 

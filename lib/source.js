@@ -15,6 +15,32 @@ function wrapHeaderHook(hook) {
   return async () => JSON.stringify(await hook());
 }
 
+// `http.oauth`'s callbacks, wrapped so the native side always gets a Promise of text. The
+// authorize callback gets `signal`, aborted when the source is closed.
+function wrapOAuth(oauth, signalOf) {
+  if (oauth === null || typeof oauth !== 'object') return {};
+  const out = {};
+  if (typeof oauth.authorize === 'function') {
+    out.oauthAuthorize = async (text) => {
+      const { url, reason } = JSON.parse(text);
+      const redirect = await oauth.authorize({ url, reason, signal: signalOf() });
+      if (redirect instanceof URL) return redirect.href;
+      if (typeof redirect !== 'string') throw new Error('the authorize callback did not resolve with a redirect URL string');
+      return redirect;
+    };
+  }
+  const store = oauth.store;
+  if (store !== null && typeof store === 'object' && typeof store.load === 'function' && typeof store.save === 'function') {
+    out.oauthLoad = async (key) => JSON.stringify((await store.load(key)) ?? null);
+    out.oauthSave = async (text) => {
+      const { key, value } = JSON.parse(text);
+      await store.save(key, value);
+      return '';
+    };
+  }
+  return out;
+}
+
 function report(log, p) {
   if (log === undefined) return;
   try {
@@ -41,6 +67,10 @@ function createSource(native, HostConfigError, config) {
   const headers = isObject && config.http != null && typeof config.http.headers === 'function'
     ? wrapHeaderHook(config.http.headers)
     : undefined;
+  let aborter = new AbortController();
+  const oauthHooks = isObject && config.transport === 'streamable-http' && config.http != null
+    ? wrapOAuth(config.http.oauth, () => aborter.signal)
+    : {};
   // Calls in flight, by id: what settles each one when its outcome arrives in a batch.
   const waiting = new Map();
   let held = false;
@@ -94,6 +124,7 @@ function createSource(native, HostConfigError, config) {
       toServer: bridge?.toServer,
       detach: bridge?.detach,
       toServerSoon: bridge?.toServerSoon,
+      ...oauthHooks,
     });
   } catch (err) {
     throw adopt(HostConfigError, err);
@@ -219,6 +250,9 @@ function createSource(native, HostConfigError, config) {
   async function close() {
     cache = null;
     inflight = null;
+    // An authorization waiting for the user is abandoned; a later tools() starts afresh.
+    aborter.abort(new Error('mcp: the source was closed'));
+    aborter = new AbortController();
     await nativeSource.close();
   }
 

@@ -7,6 +7,7 @@
 //! refused is refused with the original's message.
 
 use super::error::{ConfigError, Result};
+use super::oauth::{parse_oauth, OAuthConfig};
 use super::raw::Raw;
 use std::collections::HashMap;
 
@@ -83,6 +84,8 @@ pub enum Transport {
     Http {
         url: String,
         headers: Headers,
+        /// `http.oauth`: the addon obtains, refreshes and sends the bearer token itself.
+        oauth: Option<OAuthConfig>,
     },
     InProcess,
 }
@@ -132,10 +135,16 @@ impl Config {
     pub fn secret_values(&self) -> Vec<&str> {
         match &self.transport {
             Transport::Stdio { env, .. } => env.iter().map(|(_, v)| v.as_str()).collect(),
-            Transport::Http {
-                headers: Headers::Static(headers),
-                ..
-            } => headers.iter().map(|(_, v)| v.as_str()).collect(),
+            Transport::Http { headers, oauth, .. } => {
+                let mut out: Vec<&str> = match headers {
+                    Headers::Static(headers) => headers.iter().map(|(_, v)| v.as_str()).collect(),
+                    _ => Vec::new(),
+                };
+                if let Some(oauth) = oauth {
+                    out.extend(oauth.secret_values());
+                }
+                out
+            }
             _ => Vec::new(),
         }
     }
@@ -238,10 +247,26 @@ impl Config {
                 cwd: optional_string(raw, "cwd")?,
                 stderr: parse_stderr(raw.get("stderr"))?,
             },
-            TransportKind::Http => Transport::Http {
-                url: parse_url(raw)?,
-                headers,
-            },
+            TransportKind::Http => {
+                let url = parse_url(raw)?;
+                let oauth = parse_oauth(raw.get("http").get("oauth"))?;
+                if oauth.is_some() {
+                    if let Headers::Static(h) = &headers {
+                        if h.iter()
+                            .any(|(n, _)| n.eq_ignore_ascii_case("authorization"))
+                        {
+                            return Err(refuse(
+                                "mcp: 'http.headers' has a static 'Authorization' header, which 'http.oauth' replaces; give one of them".into(),
+                            ));
+                        }
+                    }
+                }
+                Transport::Http {
+                    url,
+                    headers,
+                    oauth,
+                }
+            }
             TransportKind::InProcess => {
                 check_server(raw.get("server"))?;
                 Transport::InProcess
@@ -283,7 +308,7 @@ enum TransportKind {
     InProcess,
 }
 
-fn refuse(message: String) -> ConfigError {
+pub(crate) fn refuse(message: String) -> ConfigError {
     ConfigError::new(message)
 }
 
@@ -434,7 +459,10 @@ fn unknown_keys(raw: &Raw) -> Result<()> {
             )));
         }
     }
-    for (parent, known) in [("timeouts", &TIMEOUT_KEYS[..]), ("http", &["headers"][..])] {
+    for (parent, known) in [
+        ("timeouts", &TIMEOUT_KEYS[..]),
+        ("http", &["headers", "oauth"][..]),
+    ] {
         if let Raw::Object(members) = raw.get(parent) {
             for (key, value) in members {
                 if !value.is_absent() && !known.contains(&key.as_str()) {
@@ -496,7 +524,7 @@ fn optional_string_list(raw: &Raw, key: &str) -> Result<Option<Vec<String>>> {
     }
 }
 
-fn describe_type(value: &Raw) -> String {
+pub(crate) fn describe_type(value: &Raw) -> String {
     match value {
         Raw::String(s) => format!("the string '{s}'"),
         Raw::Array(_) => "an array".into(),

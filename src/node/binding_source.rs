@@ -9,11 +9,13 @@ use super::convert::to_raw;
 use super::environment::environment_children;
 use super::errors::{from_napi, refusal, to_js_error};
 use super::hooks::{HeaderHook, Hook, JsBridge, WakeHook};
+use super::oauth::NodeOAuthHost;
 use crate::core::config::{Config, Headers, Transport};
 use crate::core::secrets::Secrets;
 use crate::source::Source;
 use crate::transport::http::{HeaderSource, StaticHeaders};
 use crate::transport::inprocess::Bridge;
+use crate::transport::oauth::OAuth;
 use crate::transport::observe::Inbound;
 use napi::bindgen_prelude::{Env, FunctionRef, JsValue, Promise, PromiseRaw, Unknown};
 use napi::threadsafe_function::ThreadsafeFunctionCallMode;
@@ -58,6 +60,16 @@ pub struct SourceHooks {
     /// ...and hands it a message sent on the JS thread, in a microtask.
     #[napi(ts_type = "(text: string) => unknown")]
     pub to_server_soon: Option<FunctionRef<String, Unknown<'static>>>,
+    /// `http.oauth.authorize`, wrapped: takes `{ url, reason }` as JSON text, resolves with the
+    /// redirect URL.
+    #[napi(ts_type = "(text: string) => Promise<string>")]
+    pub oauth_authorize: Option<Hook<String, Promise<String>>>,
+    /// `http.oauth.store.load`, wrapped: takes the key, resolves with the value's JSON text.
+    #[napi(ts_type = "(key: string) => Promise<string>")]
+    pub oauth_load: Option<Hook<String, Promise<String>>>,
+    /// `http.oauth.store.save`, wrapped: takes `{ key, value }` as JSON text.
+    #[napi(ts_type = "(text: string) => Promise<string>")]
+    pub oauth_save: Option<Hook<String, Promise<String>>>,
 }
 
 #[napi]
@@ -72,6 +84,9 @@ impl NativeSource {
             to_server,
             detach,
             to_server_soon,
+            oauth_authorize,
+            oauth_load,
+            oauth_save,
         } = hooks;
         let raw = to_raw(env.raw(), config.raw()).map_err(from_napi)?;
         let children = environment_children(env.raw());
@@ -91,6 +106,25 @@ impl NativeSource {
                     secrets: secrets.clone(),
                 }) as Arc<dyn HeaderSource>
             }),
+            _ => None,
+        };
+        let oauth = match &config.transport {
+            Transport::Http {
+                url,
+                oauth: Some(settings),
+                ..
+            } => {
+                let host = Arc::new(NodeOAuthHost {
+                    authorize: oauth_authorize.map(Arc::new),
+                    load: oauth_load.map(Arc::new),
+                    save: oauth_save.map(Arc::new),
+                    secrets: secrets.clone(),
+                });
+                Some(
+                    OAuth::new(settings.clone(), url, host, secrets.clone())
+                        .map_err(|e| napi::Error::new("GenericFailure".to_owned(), e))?,
+                )
+            }
             _ => None,
         };
         let inprocess = match (attach, to_server, detach) {
@@ -116,6 +150,7 @@ impl NativeSource {
         let connector = Arc::new(NodeConnector {
             config: config.clone(),
             headers,
+            oauth,
             inprocess,
             children,
             secrets: secrets.clone(),

@@ -7,6 +7,7 @@ use crate::core::secrets::Secrets;
 use crate::source::{Connector, SourceError};
 use crate::transport::http::{self, HeaderSource, StaticHeaders};
 use crate::transport::inprocess::InProcessWire;
+use crate::transport::oauth::OAuth;
 use crate::transport::observe::Inbound;
 use crate::transport::process::Children;
 use crate::transport::stdio::{self, StdioSpec};
@@ -26,6 +27,8 @@ pub(super) struct InProcessHooks {
 pub(super) struct NodeConnector {
     pub(super) config: Arc<Config>,
     pub(super) headers: Option<Arc<dyn HeaderSource>>,
+    /// `http.oauth`: one per source, so its tokens outlive a connection.
+    pub(super) oauth: Option<Arc<OAuth>>,
     pub(super) inprocess: Option<InProcessHooks>,
     /// The stdio children of the Node environment that made this source.
     pub(super) children: Arc<Children>,
@@ -65,8 +68,14 @@ impl Connector for NodeConnector {
                     .headers
                     .clone()
                     .unwrap_or_else(|| Arc::new(StaticHeaders(Vec::new())));
-                let result = http::open(url, headers, inbound, self.secrets.clone())
-                    .map(|w| w as Arc<dyn Wire>);
+                let result = http::open(
+                    url,
+                    headers,
+                    self.oauth.clone(),
+                    inbound,
+                    self.secrets.clone(),
+                )
+                .map(|w| w as Arc<dyn Wire>);
                 Box::pin(async move { result.map_err(SourceError::Failed) })
             }
             Transport::InProcess => {

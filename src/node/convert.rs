@@ -161,10 +161,25 @@ const CONFIG_DEPTH: usize = 3;
 /// The host config as the core's checks see it. `server` is only probed for a `connect`
 /// method: it is a live object (often cyclic) that the core never needs to see into.
 pub fn to_raw(env: Env, v: Val) -> napi::Result<Raw> {
-    to_raw_at(env, v, 0, false)
+    to_raw_at(env, v, 0, None)
 }
 
-fn to_raw_at(env: Env, v: Val, depth: usize, probe_only: bool) -> napi::Result<Raw> {
+/// Host objects the config only calls methods of (`server.connect`, `http.oauth.store`'s
+/// `load` and `save`), read as those named members (inherited ones too: a class instance).
+fn probed(depth: usize, name: &str) -> Option<&'static [&'static str]> {
+    match (depth, name) {
+        (0, "server") => Some(&["connect"]),
+        (2, "store") => Some(&["load", "save"]),
+        _ => None,
+    }
+}
+
+fn to_raw_at(
+    env: Env,
+    v: Val,
+    depth: usize,
+    probe_only: Option<&'static [&'static str]>,
+) -> napi::Result<Raw> {
     Ok(match js::kind(env, v)? {
         Kind::Undefined => Raw::Undefined,
         Kind::Null => Raw::Null,
@@ -172,17 +187,23 @@ fn to_raw_at(env: Env, v: Val, depth: usize, probe_only: bool) -> napi::Result<R
         Kind::Number => Raw::Number(js::number(env, v)?),
         Kind::String => Raw::String(js::string(env, v)?),
         Kind::Function => Raw::Function,
-        Kind::Object if probe_only => {
-            let connect = js::named(env, v, "connect")?;
-            let connect = to_raw_at(env, connect, CONFIG_DEPTH, false)?;
-            Raw::Object(vec![("connect".into(), connect)])
+        Kind::Object if probe_only.is_some() => {
+            let mut members = Vec::new();
+            for name in probe_only.unwrap_or_default() {
+                let member = js::named(env, v, name)?;
+                members.push((
+                    (*name).to_owned(),
+                    to_raw_at(env, member, CONFIG_DEPTH, None)?,
+                ));
+            }
+            Raw::Object(members)
         }
         Kind::Object if depth >= CONFIG_DEPTH => Raw::Other("[object Object]".into()),
         Kind::Object if js::is_array(env, v)? => {
             let len = js::array_len(env, v)?;
             let mut items = Vec::with_capacity(reserve_for(len));
             for i in 0..len {
-                let item = to_raw_at(env, js::element(env, v, i)?, depth + 1, false)?;
+                let item = to_raw_at(env, js::element(env, v, i)?, depth + 1, None)?;
                 // Every array of the config is one of strings, so its first undefined element
                 // (a hole of `new Array(2 ** 32 - 1)` among them) is refused whatever follows:
                 // reading on would only make the JS thread walk billions of holes first.
@@ -202,7 +223,7 @@ fn to_raw_at(env: Env, v: Val, depth: usize, probe_only: bool) -> napi::Result<R
                 let key = js::element(env, keys, i)?;
                 let name = js::string(env, key)?;
                 let member = js::property(env, v, key)?;
-                let probe = depth == 0 && name == "server";
+                let probe = probed(depth, &name);
                 members.push((name, to_raw_at(env, member, depth + 1, probe)?));
             }
             Raw::Object(members)

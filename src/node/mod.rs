@@ -12,5 +12,6 @@ mod errors;
 mod hashing;
 mod hooks;
 mod js;
+mod oauth;
 mod tooldefs;
 mod value;

@@ -5,12 +5,16 @@
 //! request, so a rotated token reaches the very next one. Redirects are followed only within
 //! the same origin: header values are credentials and must not reach another host.
 
+use super::oauth::OAuth;
 use super::observe::Inbound;
 use super::sse::SseParser;
 use super::{Wire, MAX_FRAME_BYTES};
+use crate::core::oauth::{Challenge, MAX_AUTHORIZATIONS};
 use crate::core::secrets::Secrets;
 use futures::future::BoxFuture;
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
+use reqwest::header::{
+    HeaderMap, HeaderName, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE,
+};
 use serde_json::Value;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -55,6 +59,8 @@ struct Shared {
     /// Taken at shutdown, so pooled keep-alive sockets close with the source, not at GC.
     client: Mutex<Option<reqwest::Client>>,
     headers: Arc<dyn HeaderSource>,
+    /// `http.oauth`: the bearer of every request, and what a 401 leads to.
+    oauth: Option<Arc<OAuth>>,
     inbound: Inbound,
     secrets: Arc<Secrets>,
     session: Mutex<Session>,
@@ -67,7 +73,7 @@ pub struct HttpWire {
 }
 
 /// rustls needs one process-wide crypto provider before any client is built.
-fn ensure_crypto_provider() {
+pub(crate) fn ensure_crypto_provider() {
     static INSTALLED: std::sync::Once = std::sync::Once::new();
     INSTALLED.call_once(|| {
         // Err only when the host process already installed one, which serves as well.
@@ -79,6 +85,7 @@ fn ensure_crypto_provider() {
 pub fn open(
     url: &str,
     headers: Arc<dyn HeaderSource>,
+    oauth: Option<Arc<OAuth>>,
     inbound: Inbound,
     secrets: Arc<Secrets>,
 ) -> Result<Arc<HttpWire>, String> {
@@ -109,6 +116,7 @@ pub fn open(
             url: url.to_owned(),
             client: Mutex::new(Some(client)),
             headers,
+            oauth,
             inbound,
             secrets,
             session: Mutex::new(Session::default()),
@@ -136,8 +144,12 @@ impl Shared {
         tasks.spawn_on(fut, &self.runtime);
     }
 
-    /// The headers of one request: the host's first, then the protocol's (which win).
-    async fn request_headers(&self, accept: &'static str) -> Result<HeaderMap, String> {
+    /// The headers of one request: the host's first, then the protocol's (which win), and the
+    /// OAuth bearer, which is returned as well (a 401 is answered for the token it refused).
+    async fn request_headers(
+        &self,
+        accept: &'static str,
+    ) -> Result<(HeaderMap, Option<String>), String> {
         let mut map = HeaderMap::new();
         for (name, value) in self.headers.headers().await? {
             let name = HeaderName::from_bytes(name.as_bytes())
@@ -148,6 +160,16 @@ impl Shared {
             map.insert(name, value);
         }
         map.insert(ACCEPT, HeaderValue::from_static(accept));
+        let mut bearer = None;
+        if let Some(oauth) = &self.oauth {
+            if let Some(token) = oauth.bearer().await? {
+                let value = HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| {
+                    "mcp: oauth: the access token cannot be sent in a header".to_owned()
+                })?;
+                map.insert(AUTHORIZATION, value);
+                bearer = Some(token);
+            }
+        }
         let session = lock(&self.session);
         if let Some(id) = session
             .id
@@ -163,7 +185,66 @@ impl Shared {
         {
             map.insert(PROTOCOL, p);
         }
-        Ok(map)
+        drop(session);
+        Ok((map, bearer))
+    }
+
+    /// One POST (with `body`) or GET, sent again after OAuth recovered from a 401 (or a 403
+    /// `insufficient_scope`): the server did not process a request it refused so.
+    async fn send(
+        &self,
+        body: Option<&str>,
+        accept: &'static str,
+        last_id: Option<&str>,
+    ) -> Result<reqwest::Response, String> {
+        let mut recoveries = 0;
+        loop {
+            let (mut headers, sent) = self.request_headers(accept).await?;
+            if let Some(id) = last_id.and_then(|v| HeaderValue::from_str(v).ok()) {
+                headers.insert(LAST_EVENT_ID, id);
+            }
+            let client = self.client()?;
+            let (method, request) = match body {
+                Some(b) => (
+                    "POST",
+                    client
+                        .post(&self.url)
+                        .headers(headers)
+                        .header(CONTENT_TYPE, "application/json")
+                        .body(b.to_owned()),
+                ),
+                None => ("GET", client.get(&self.url).headers(headers)),
+            };
+            let response = request
+                .send()
+                .await
+                .map_err(|e| format!("mcp: {method} {} failed: {}", self.url, describe(&e)))?;
+            let Some(oauth) = &self.oauth else {
+                return Ok(response);
+            };
+            let status = response.status();
+            if status == reqwest::StatusCode::UNAUTHORIZED
+                || status == reqwest::StatusCode::FORBIDDEN
+            {
+                let challenge = Challenge::parse(
+                    response
+                        .headers()
+                        .get(WWW_AUTHENTICATE)
+                        .and_then(|v| v.to_str().ok()),
+                );
+                let refused =
+                    status == reqwest::StatusCode::UNAUTHORIZED || challenge.insufficient_scope();
+                if refused && recoveries <= MAX_AUTHORIZATIONS {
+                    recoveries += 1;
+                    drop(response);
+                    oauth.recover(status.as_u16(), challenge, sent).await?;
+                    continue;
+                }
+            } else if status.is_success() && sent.is_some() {
+                oauth.accepted();
+            }
+            return Ok(response);
+        }
     }
 
     async fn post(self: Arc<Self>, body: String, request_id: Option<u64>) {
@@ -172,27 +253,13 @@ impl Shared {
                 self.inbound.fail_request(id, message);
             }
         };
-        let headers = match self
-            .request_headers("application/json, text/event-stream")
-            .await
-        {
-            Ok(h) => h,
-            Err(e) => return fail(e),
-        };
-        let client = match self.client() {
-            Ok(c) => c,
-            Err(e) => return fail(e),
-        };
-        let response = client
-            .post(&self.url)
-            .headers(headers)
-            .header(CONTENT_TYPE, "application/json")
-            .body(body)
-            .send()
+        let response = self
+            .send(Some(&body), "application/json, text/event-stream", None)
             .await;
+        drop(body);
         let response = match response {
             Ok(r) => r,
-            Err(e) => return fail(format!("mcp: POST {} failed: {}", self.url, describe(&e))),
+            Err(e) => return fail(e),
         };
         let status = response.status();
         if let Some(id) = response
@@ -296,12 +363,7 @@ impl Shared {
 
     /// A GET event stream, resuming after `last_id` when given; None when the server has none.
     async fn open_stream(&self, last_id: Option<&str>) -> Option<reqwest::Response> {
-        let mut headers = self.request_headers("text/event-stream").await.ok()?;
-        if let Some(id) = last_id.and_then(|v| HeaderValue::from_str(v).ok()) {
-            headers.insert(LAST_EVENT_ID, id);
-        }
-        let client = self.client().ok()?;
-        match client.get(&self.url).headers(headers).send().await {
+        match self.send(None, "text/event-stream", last_id).await {
             Ok(r)
                 if r.status().is_success() && content_type(&r).starts_with("text/event-stream") =>
             {
@@ -338,18 +400,9 @@ impl Shared {
     /// The initialized notification, awaited: any 2xx is acceptance (202 by the spec; the SDK
     /// client takes any success), anything else fails the handshake as it fails the SDK's connect.
     async fn deliver_initialized(&self, body: String) -> Result<(), String> {
-        let headers = self
-            .request_headers("application/json, text/event-stream")
-            .await?;
         let response = self
-            .client()?
-            .post(&self.url)
-            .headers(headers)
-            .header(CONTENT_TYPE, "application/json")
-            .body(body)
-            .send()
-            .await
-            .map_err(|e| format!("mcp: POST {} failed: {}", self.url, describe(&e)))?;
+            .send(Some(&body), "application/json, text/event-stream", None)
+            .await?;
         if let Some(id) = response
             .headers()
             .get(SESSION)
@@ -497,18 +550,24 @@ impl Wire for HttpWire {
             lock(&shared.tasks).abort_all();
             let session = lock(&shared.session).id.take();
             if let Some(id) = session {
-                if let Ok(mut headers) = shared
-                    .request_headers("application/json, text/event-stream")
-                    .await
-                {
+                // The whole DELETE is bounded, its headers included: a refresh or an
+                // authorization in flight must not hold close() up.
+                let delete = async {
+                    let (mut headers, _) = shared
+                        .request_headers("application/json, text/event-stream")
+                        .await?;
                     if let Ok(v) = HeaderValue::from_str(&id) {
                         headers.insert(SESSION, v);
                     }
-                    if let Ok(client) = shared.client() {
-                        let delete = client.delete(&shared.url).headers(headers).send();
-                        let _ = tokio::time::timeout(DELETE_TIMEOUT, delete).await;
-                    }
-                }
+                    let client = shared.client()?;
+                    client
+                        .delete(&shared.url)
+                        .headers(headers)
+                        .send()
+                        .await
+                        .map_err(|e| e.to_string())
+                };
+                let _ = tokio::time::timeout(DELETE_TIMEOUT, delete).await;
             }
             lock(&shared.client).take();
             shared

@@ -3,6 +3,7 @@
 
 pub(crate) mod http;
 pub(crate) mod inprocess;
+pub(crate) mod oauth;
 pub mod observe;
 pub(crate) mod pipe_writer;
 pub(crate) mod process;

@@ -1,0 +1,101 @@
+//! `http.oauth`'s host callbacks as the OAuth flow sees them (`transport::oauth::OAuthHost`):
+//! `authorize({ url, reason, signal })` and the `store`. lib/source.js wraps each so it always
+//! returns a Promise of text; every redirect URL the host hands back is a secret.
+
+use super::hooks::Hook;
+use crate::core::secrets::Secrets;
+use crate::transport::oauth::OAuthHost;
+use futures::future::BoxFuture;
+use napi::bindgen_prelude::Promise;
+use serde_json::{json, Value};
+use std::sync::Arc;
+
+pub struct NodeOAuthHost {
+    /// `(JSON { url, reason }) => Promise<redirect URL>`.
+    pub authorize: Option<Arc<Hook<String, Promise<String>>>>,
+    /// `(key) => Promise<JSON text of the value, "null" when none>`.
+    pub load: Option<Arc<Hook<String, Promise<String>>>>,
+    /// `(JSON { key, value }) => Promise<unknown>`.
+    pub save: Option<Arc<Hook<String, Promise<String>>>>,
+    pub secrets: Arc<Secrets>,
+}
+
+fn failed<'a>(what: &'static str, secrets: &'a Secrets) -> impl Fn(napi::Error) -> String + 'a {
+    move |e: napi::Error| {
+        let reason = if e.reason.contains("canceled") {
+            "its promise was collected without ever settling".to_owned()
+        } else {
+            e.reason
+        };
+        secrets.redact(&format!("mcp: oauth: the {what} failed: {reason}"))
+    }
+}
+
+impl OAuthHost for NodeOAuthHost {
+    fn can_authorize(&self) -> bool {
+        self.authorize.is_some()
+    }
+
+    fn authorize(
+        &self,
+        url: String,
+        reason: &'static str,
+    ) -> BoxFuture<'static, Result<String, String>> {
+        let hook = self.authorize.clone();
+        let secrets = self.secrets.clone();
+        Box::pin(async move {
+            let Some(hook) = hook else {
+                return Err("mcp: oauth: 'http.oauth.authorize' is not set".into());
+            };
+            let arg = json!({ "url": url, "reason": reason }).to_string();
+            let fail = failed("http.oauth.authorize callback", &secrets);
+            let redirect = hook
+                .call_async_catch(arg)
+                .await
+                .map_err(&fail)?
+                .await
+                .map_err(&fail)?;
+            secrets.remember(&redirect);
+            Ok(redirect)
+        })
+    }
+
+    fn load(&self, key: String) -> BoxFuture<'static, Result<Option<Value>, String>> {
+        let hook = self.load.clone();
+        let secrets = self.secrets.clone();
+        Box::pin(async move {
+            let Some(hook) = hook else {
+                return Ok(None);
+            };
+            let fail = failed("http.oauth.store's load", &secrets);
+            let text = hook
+                .call_async_catch(key)
+                .await
+                .map_err(&fail)?
+                .await
+                .map_err(&fail)?;
+            Ok(match serde_json::from_str::<Value>(&text) {
+                Ok(Value::Null) | Err(_) => None,
+                Ok(v) => Some(v),
+            })
+        })
+    }
+
+    fn save(&self, key: String, value: Value) -> BoxFuture<'static, Result<(), String>> {
+        let hook = self.save.clone();
+        let secrets = self.secrets.clone();
+        Box::pin(async move {
+            let Some(hook) = hook else {
+                return Ok(());
+            };
+            let arg = json!({ "key": key, "value": value }).to_string();
+            let fail = failed("http.oauth.store's save", &secrets);
+            hook.call_async_catch(arg)
+                .await
+                .map_err(&fail)?
+                .await
+                .map_err(&fail)?;
+            Ok(())
+        })
+    }
+}
