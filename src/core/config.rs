@@ -663,18 +663,8 @@ fn parse_stderr(value: &Raw) -> Result<StderrMode> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::raw::test_values::{obj, s};
 
-    fn obj(members: &[(&str, Raw)]) -> Raw {
-        Raw::Object(
-            members
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.clone()))
-                .collect(),
-        )
-    }
-    fn s(v: &str) -> Raw {
-        Raw::String(v.into())
-    }
     fn stdio(extra: &[(&str, Raw)]) -> Raw {
         let mut m = vec![("transport", s("stdio")), ("command", s("node"))];
         m.extend(extra.iter().cloned());

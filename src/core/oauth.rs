@@ -695,18 +695,8 @@ pub fn issuers_match(a: &str, b: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::raw::test_values::{obj, s};
 
-    fn obj(members: &[(&str, Raw)]) -> Raw {
-        Raw::Object(
-            members
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.clone()))
-                .collect(),
-        )
-    }
-    fn s(v: &str) -> Raw {
-        Raw::String(v.into())
-    }
     fn err(raw: Raw) -> String {
         parse_oauth(&raw).unwrap_err().message
     }

@@ -67,3 +67,24 @@ impl Raw {
         }
     }
 }
+
+/// Shorthands for building host values in tests.
+#[cfg(test)]
+pub(crate) mod test_values {
+    use super::Raw;
+
+    /// An object of `members`, in order.
+    pub(crate) fn obj(members: &[(&str, Raw)]) -> Raw {
+        Raw::Object(
+            members
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect(),
+        )
+    }
+
+    /// A string.
+    pub(crate) fn s(v: &str) -> Raw {
+        Raw::String(v.into())
+    }
+}
