@@ -518,12 +518,7 @@ impl OAuth {
                     e.without_url()
                 )
             })?;
-        let status = response.status();
-        let body = read_body(response).await.unwrap_or_default();
-        let value: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-        if !status.is_success() {
-            return Err(refusal("client registration", status.as_u16(), &value));
-        }
+        let value = json_answer(response, "client registration").await?;
         let Some(client_id) = value.get("client_id").and_then(Value::as_str) else {
             return Err("mcp: oauth: the client registration answer has no 'client_id'".into());
         };
@@ -747,12 +742,7 @@ impl OAuth {
             request.body(body).send().await.map_err(|e| {
                 format!("mcp: oauth: the token request failed: {}", e.without_url())
             })?;
-        let status = response.status();
-        let body = read_body(response).await.unwrap_or_default();
-        let value: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-        if !status.is_success() {
-            return Err(refusal("token request", status.as_u16(), &value));
-        }
+        let value = json_answer(response, "token request").await?;
         let Some(access_token) = value.get("access_token").and_then(Value::as_str) else {
             return Err("mcp: oauth: the token endpoint's answer has no 'access_token'".into());
         };
@@ -865,6 +855,18 @@ fn pem_to_der(pem: &str) -> Result<Vec<u8>, String> {
 }
 
 /// The authorization server refused: its error code (never its description), or the status.
+/// The JSON answer of a request to the authorization server, or the server's refusal (`what`
+/// names the request).
+async fn json_answer(response: reqwest::Response, what: &str) -> Result<Value, String> {
+    let status = response.status();
+    let body = read_body(response).await.unwrap_or_default();
+    let value: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    if !status.is_success() {
+        return Err(refusal(what, status.as_u16(), &value));
+    }
+    Ok(value)
+}
+
 fn refusal(what: &str, status: u16, body: &Value) -> String {
     match body.get("error").and_then(Value::as_str) {
         Some(code) => format!(
