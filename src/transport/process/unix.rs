@@ -12,9 +12,11 @@
 //!   process, so children are forked by one thread that lives as long as the process: a
 //!   runtime thread that exits must not take children with it. Grandchildren are not reached
 //!   this way (nothing is left to signal their group).
-//! - the host is killed on macOS: there is no parent-death signal, so a child outlives a
-//!   SIGKILLed host; its stdin reaches end of file at once, which is MCP's signal for a stdio
-//!   server to exit (servers built on the SDKs do). Every other path above works as on Linux.
+//! - the host is killed on other Unixes (macOS): there is no parent-death signal, so the
+//!   child forks a watcher before it execs (`watcher`): it holds the read end of a pipe whose
+//!   only write end is the host's, and kills the whole group, grandchildren included, when that
+//!   end closes, which the system does when the host dies in any way. The watcher is in the
+//!   group, so the group's ends take it too.
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, Once, OnceLock};
@@ -75,6 +77,10 @@ impl Children {
 pub struct Group {
     pgid: i32,
     children: Arc<Children>,
+    /// The host's end of the watcher's pipe (see `watcher`), closed once the child is reaped
+    /// (the watcher then ends what is left of the group, and itself).
+    #[cfg(not(target_os = "linux"))]
+    watch: Mutex<Option<std::os::fd::OwnedFd>>,
 }
 
 impl Group {
@@ -91,6 +97,8 @@ impl Group {
     /// The child was waited for: its group id may be reused by the system from now on.
     pub fn reaped(&self) {
         self.children.remove(self.pgid);
+        #[cfg(not(target_os = "linux"))]
+        drop(lock(&self.watch).take());
     }
 }
 
@@ -102,6 +110,8 @@ pub fn spawn(
     cmd.process_group(0).kill_on_drop(true);
     #[cfg(target_os = "linux")]
     let host = std::process::id();
+    #[cfg(not(target_os = "linux"))]
+    let (watch_read, watch_write) = watcher::pipe()?;
     // SAFETY: only async-signal-safe calls between fork and exec.
     unsafe {
         cmd.pre_exec(move || {
@@ -122,15 +132,25 @@ pub fn spawn(
                     libc::_exit(1);
                 }
             }
+            #[cfg(not(target_os = "linux"))]
+            watcher::start(watch_read);
             inherit_nothing_else();
             Ok(())
         });
     }
-    let child = on_forking_thread(cmd)?;
+    let child = on_forking_thread(cmd);
+    // The host keeps only the write end; the read end lives on in the watcher alone.
+    #[cfg(not(target_os = "linux"))]
+    unsafe {
+        libc::close(watch_read)
+    };
+    let child = child?;
     let group = child.id().map(|pid| {
         let group = Group {
             pgid: pid as i32,
             children: children.clone(),
+            #[cfg(not(target_os = "linux"))]
+            watch: Mutex::new(Some(watch_write)),
         };
         children.add(group.pgid);
         group
@@ -229,5 +249,70 @@ pub fn describe_exit(status: &std::process::ExitStatus) -> String {
         (Some(code), _) => format!("exited with code {code}"),
         (None, Some(sig)) => format!("was killed by signal {sig}"),
         _ => "exited".to_owned(),
+    }
+}
+
+/// Children die with the host where the system has no parent-death signal (macOS). The child,
+/// between fork and exec, forks a watcher that closes every descriptor but the read end of a
+/// pipe, blocks reading it, and kills the group once it reads end of file: the host holds the
+/// only write end, and the system closes it when the host ends, however it ends (or when the
+/// group is dropped). Only async-signal-safe calls in the forked code.
+#[cfg(not(target_os = "linux"))]
+mod watcher {
+    use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+
+    /// The pipe, both ends close-on-exec (no other child may inherit them).
+    pub fn pipe() -> std::io::Result<(RawFd, OwnedFd)> {
+        let mut fds = [0; 2];
+        if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        for fd in fds {
+            unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+        }
+        Ok((fds[0], unsafe { OwnedFd::from_raw_fd(fds[1]) }))
+    }
+
+    /// Runs in the child between fork and exec.
+    pub fn start(read: RawFd) {
+        // The child leads its group (as `process_group(0)` asks; done here too so the watcher
+        // joins that group whatever order std runs its steps in) and the group is named by
+        // its id, never looked up later: the watcher may outlive the child.
+        let group = unsafe {
+            libc::setpgid(0, 0);
+            libc::getpid()
+        };
+        if unsafe { libc::fork() } != 0 {
+            // The child (or a failed fork: the child then runs unwatched).
+            return;
+        }
+        // The watcher: nothing of the host's or the server's stays open in it (its copies of
+        // the server's stdio would keep the host from seeing the server's end).
+        let mut limit = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        let top = if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0 {
+            limit.rlim_cur.min(super::MAX_FD_SCAN) as i32
+        } else {
+            super::MAX_FD_SCAN as i32
+        };
+        for fd in 0..top {
+            if fd != read {
+                unsafe { libc::close(fd) };
+            }
+        }
+        let mut byte = 0u8;
+        loop {
+            let n = unsafe { libc::read(read, (&mut byte as *mut u8).cast(), 1) };
+            if n < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+                continue;
+            }
+            break;
+        }
+        unsafe {
+            libc::killpg(group, libc::SIGKILL);
+            libc::_exit(0);
+        }
     }
 }
