@@ -314,13 +314,52 @@ C
     "$repo/scripts/cross/smoke.js" "$1" "$(command -v node)" "$repo/scripts/cross/smoke-server.js"
 }
 
+# Debian's arm64 musl (loader, libc, crt files), extracted, for the arm64 musl loader check.
+setup_arm64_musl() {
+  [ -f "$CROSS/musl-arm64-root/lib/ld-musl-aarch64.so.1" ] && return 0
+  log "fetching Debian's arm64 musl"
+  (
+    set -e
+    cd "$CROSS"
+    dpkg --add-architecture arm64
+    apt-get update -q
+    rm -f musl_*_arm64.deb musl-dev_*_arm64.deb
+    apt-get download musl:arm64 musl-dev:arm64
+    dpkg --remove-architecture arm64
+    apt-get update -q
+    rm -rf musl-arm64-root
+    for d in musl_*_arm64.deb musl-dev_*_arm64.deb; do dpkg-deb -x "$d" musl-arm64-root; done
+  )
+}
+
 check_linux_arm64_musl() {
   elf_checks "$1" || return 1
   file -b "$1" | grep -q 'ARM aarch64' || { echo "not an aarch64 ELF"; return 1; }
   if readelf -d "$1" | grep -q STATIC_TLS || readelf -rW "$1" | grep -q TPOFF; then
     echo "initial-exec TLS: musl's loader would refuse it"; return 1
   fi
-  echo "no STATIC_TLS flag, no TPOFF relocations (no aarch64 musl loader here to run)"
+  echo "no STATIC_TLS flag, no TPOFF relocations"
+  # No arm64 musl Node here; the same dlopen probe as for x64, built against Debian's arm64
+  # musl and run by its loader under qemu.
+  setup_arm64_musl || return 1
+  local r="$CROSS/musl-arm64-root" probe="$CROSS/musl-probe-arm64"
+  mkdir -p "$probe"
+  cat >"$probe/probe.c" <<'C'
+#include <dlfcn.h>
+#include <stdio.h>
+int main(int argc, char **argv) {
+  void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+  if (!h) { printf("dlopen failed: %s\n", dlerror()); return 1; }
+  printf("musl dlopen(RTLD_NOW) ok; napi_register_module_v1 at %p\n", dlsym(h, "napi_register_module_v1"));
+  return dlsym(h, "napi_register_module_v1") ? 0 : 1;
+}
+C
+  aarch64-linux-gnu-gcc -nostdinc -nostdlib -isystem "$r/usr/include/aarch64-linux-musl" -o "$probe/probe" \
+    "$r/usr/lib/aarch64-linux-musl/Scrt1.o" "$r/usr/lib/aarch64-linux-musl/crti.o" "$probe/probe.c" \
+    -L"$r/lib/aarch64-linux-musl" -lc "$r/usr/lib/aarch64-linux-musl/crtn.o" \
+    -Wl,-dynamic-linker,/lib/ld-musl-aarch64.so.1 "$(aarch64-linux-gnu-gcc -print-libgcc-file-name)" || return 1
+  echo "loader check (Debian's musl 1.2.3 arm64 loader under qemu-aarch64):"
+  qemu-aarch64-static -L "$r" "$probe/probe" "$1"
 }
 
 # ---------------------------------------------------------------- driver
