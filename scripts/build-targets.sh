@@ -262,7 +262,7 @@ check_win32_x64_gnu() {
 
 check_darwin() { # $1 = file, $2 = arch (arm64|x86_64)
   local f="$1" minos libs
-  file -b "$f" | grep -q "Mach-O 64-bit dynamically linked shared library.*$2" ||
+  file -b "$f" | grep -q "Mach-O 64-bit $2 dynamically linked shared library" ||
     { echo "not a $2 Mach-O dylib: $(file -b "$f")"; return 1; }
   echo "$(file -b "$f")"
   llvm-nm-22 -gU "$f" | grep -q ' _napi_register_module_v1$' || { echo "_napi_register_module_v1 not exported"; return 1; }
