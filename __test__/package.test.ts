@@ -47,7 +47,15 @@ describe('the packed packages', () => {
   it('the main package has no runtime dependencies and names its platform package', () => {
     const pkg = JSON.parse(readFileSync(join(project, 'node_modules', '@rulvar', 'mcp-native', 'package.json'), 'utf8'));
     expect(pkg.dependencies).toBeUndefined();
-    expect(pkg.optionalDependencies).toEqual({ '@rulvar/mcp-native-linux-x64-gnu': '0.1.0' });
+    // Every platform package is listed; npm installs only the one matching the host (the
+    // others are not even fetched here: the install is offline).
+    const platforms = ['linux-x64-gnu', 'linux-arm64-gnu', 'linux-x64-musl', 'linux-arm64-musl', 'darwin-x64', 'darwin-arm64', 'win32-x64-msvc'];
+    expect(pkg.optionalDependencies).toEqual(Object.fromEntries(platforms.map((p) => [`@rulvar/mcp-native-${p}`, '0.1.0'])));
+    for (const p of platforms) {
+      const manifest = JSON.parse(readFileSync(join(root, 'npm', p, 'package.json'), 'utf8'));
+      expect(manifest.name).toBe(`@rulvar/mcp-native-${p}`);
+      expect(manifest.main).toBe(`mcp-native.${p}.node`);
+    }
     const installed = readdirSync(join(project, 'node_modules', '@rulvar', 'mcp-native')).sort();
     expect(installed).toEqual(expect.arrayContaining(['index.d.ts', 'index.js', 'lib', 'bin', 'package.json']));
     expect(installed.some((f) => f.endsWith('.node'))).toBe(false);

@@ -4,9 +4,14 @@
 //! itself. A sender writes straight to the (non-blocking) pipe when nothing is queued ahead of
 //! it; only what the pipe cannot take at once is queued for the writer task, which alone
 //! writes until the queue is empty again, so lines never interleave or reorder.
+//!
+//! The direct write is platform code (`direct`): on Unix a non-blocking write to the pipe's
+//! descriptor. On Windows tokio writes a child's anonymous pipe from its blocking pool, and a
+//! write on the sender's thread could block it (the JS thread above all) on a full pipe, so
+//! there every line goes to the writer task: one wake-up per message, never a blocked caller.
 
 use super::observe::Inbound;
-use std::os::fd::{AsRawFd, RawFd};
+use direct::Direct;
 use std::sync::{Arc, Mutex, Weak};
 use tokio::io::AsyncWriteExt;
 use tokio::process::ChildStdin;
@@ -15,7 +20,7 @@ use tokio::sync::Notify;
 #[derive(Default)]
 struct State {
     /// The pipe, until the writer task closes it; nobody writes to it after that.
-    fd: Option<RawFd>,
+    fd: Option<Direct>,
     /// Bytes waiting for the writer task, in order.
     queued: Vec<u8>,
     /// The requests whose lines are (at least partly) in `queued`: if the pipe breaks before
@@ -49,15 +54,7 @@ impl PipeWriter {
     /// Must run inside the tokio runtime: it starts the writer task.
     /// Requests that were queued when the pipe broke are failed through `inbound`.
     pub fn start(stdin: ChildStdin, inbound: Inbound) -> Arc<Self> {
-        let fd = stdin.as_raw_fd();
-        // A sender on the JS thread must never block on a full pipe; tokio's pipes are
-        // non-blocking already, this only makes it certain.
-        unsafe {
-            let flags = libc::fcntl(fd, libc::F_GETFL);
-            if flags >= 0 && flags & libc::O_NONBLOCK == 0 {
-                libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
-            }
-        }
+        let fd = Direct::new(&stdin);
         let wake = Arc::new(Notify::new());
         let writer = Arc::new(Self {
             state: Mutex::new(State {
@@ -86,22 +83,12 @@ impl PipeWriter {
         };
         let mut rest: &[u8] = &bytes;
         if state.queued.is_empty() && !state.writing {
-            loop {
-                let n = unsafe { libc::write(fd, rest.as_ptr().cast(), rest.len()) };
-                if n >= 0 {
-                    rest = &rest[n as usize..];
-                    if rest.is_empty() {
-                        return Ok(());
-                    }
-                    continue;
-                }
-                match std::io::Error::last_os_error().raw_os_error() {
-                    Some(libc::EINTR) => continue,
-                    Some(libc::EAGAIN) => break,
-                    _ => {
-                        state.broken = true;
-                        return closed();
-                    }
+            match fd.write(rest) {
+                Ok(n) if n == rest.len() => return Ok(()),
+                Ok(n) => rest = &rest[n..],
+                Err(()) => {
+                    state.broken = true;
+                    return closed();
                 }
             }
         }
@@ -174,6 +161,71 @@ async fn drain(
             }
             buf.clear();
             ids.clear();
+        }
+    }
+}
+
+/// Writing on the sender's own thread without ever blocking it.
+#[cfg(unix)]
+mod direct {
+    use std::os::fd::{AsRawFd, RawFd};
+    use tokio::process::ChildStdin;
+
+    #[derive(Clone, Copy)]
+    pub struct Direct(RawFd);
+
+    impl Direct {
+        pub fn new(stdin: &ChildStdin) -> Self {
+            let fd = stdin.as_raw_fd();
+            // A sender on the JS thread must never block on a full pipe; tokio's pipes are
+            // non-blocking already, this only makes it certain.
+            unsafe {
+                let flags = libc::fcntl(fd, libc::F_GETFL);
+                if flags >= 0 && flags & libc::O_NONBLOCK == 0 {
+                    libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
+                }
+            }
+            Self(fd)
+        }
+
+        /// Writes what the pipe takes now: fewer bytes than given when it is full, an error
+        /// when it is broken (the child closed its input or is gone).
+        pub fn write(self, bytes: &[u8]) -> Result<usize, ()> {
+            let mut written = 0;
+            while written < bytes.len() {
+                let rest = &bytes[written..];
+                let n = unsafe { libc::write(self.0, rest.as_ptr().cast(), rest.len()) };
+                if n >= 0 {
+                    written += n as usize;
+                    continue;
+                }
+                match std::io::Error::last_os_error().raw_os_error() {
+                    Some(libc::EINTR) => continue,
+                    Some(libc::EAGAIN) => break,
+                    _ => return Err(()),
+                }
+            }
+            Ok(written)
+        }
+    }
+}
+
+/// Windows: nothing is written on the sender's thread (see the module's comment).
+#[cfg(not(unix))]
+mod direct {
+    use tokio::process::ChildStdin;
+
+    #[derive(Clone, Copy)]
+    pub struct Direct;
+
+    impl Direct {
+        pub fn new(_stdin: &ChildStdin) -> Self {
+            Self
+        }
+
+        /// Takes nothing: every byte goes to the writer task.
+        pub fn write(self, _bytes: &[u8]) -> Result<usize, ()> {
+            Ok(0)
         }
     }
 }

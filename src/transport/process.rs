@@ -1,200 +1,22 @@
-//! Starting and ending stdio servers on Unix: each child leads its own process group (servers
-//! started through `npx` or `uvx` start grandchildren, and close() must end those too), is
-//! owned by the Node environment that started it, and dies with the host.
+//! Starting and ending stdio servers. Each child is started so that `close()` can end it and
+//! everything it started (servers launched through `npx` or `uvx` start grandchildren), is owned
+//! by the Node environment that started it, and dies with the host as far as the platform
+//! allows. How is platform code, one module per family:
+//! - `unix` (Linux, macOS): the child leads its own process group; SIGTERM then SIGKILL to the
+//!   group; `PR_SET_PDEATHSIG` on Linux.
+//! - `windows`: the child runs in a Job Object of its own with kill-on-close; ending the job
+//!   ends the whole tree, and closing the last handle (the host exiting or being killed) too.
 //!
-//! How children die with the host, when `close()` was never called:
-//! - the environment is torn down (end of the event loop, a worker thread that exits): its
-//!   cleanup hook calls `Children::kill_all` for that environment's children only;
-//! - `process.exit()`: Node calls `exit()` without tearing environments down, so an `atexit`
-//!   handler kills every group still alive in the process;
-//! - the host is killed (SIGKILL) on Linux: the kernel sends the child SIGKILL when its parent
-//!   dies (`PR_SET_PDEATHSIG`). The kernel ties that to the thread that forked, not the
-//!   process, so children are forked by one thread that lives as long as the process: a
-//!   runtime thread that exits must not take children with it. Grandchildren are not reached
-//!   this way (nothing is left to signal their group).
+//! Both offer the same surface: `Children` (per Node environment, `kill_all` at its teardown),
+//! `Group` (`terminate`, `kill`, `reaped`), `spawn`, `program` (how `command` is resolved),
+//! `describe_exit`, and `PLATFORM_ENV` (variables passed on beside the common allow-list).
 
-use std::collections::HashSet;
-use std::sync::{Arc, Mutex, Once, OnceLock};
-use tokio::process::{Child, Command};
+#[cfg(unix)]
+mod unix;
+#[cfg(unix)]
+pub use unix::*;
 
-/// The process groups one Node environment started and has not reaped yet.
-#[derive(Default)]
-pub struct Children {
-    groups: Mutex<HashSet<i32>>,
-}
-
-/// Every live group in the process, for the `atexit` handler.
-fn all_groups() -> &'static Mutex<HashSet<i32>> {
-    static ALL: OnceLock<Mutex<HashSet<i32>>> = OnceLock::new();
-    ALL.get_or_init(Default::default)
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-impl Children {
-    pub fn new() -> Arc<Self> {
-        static AT_EXIT: Once = Once::new();
-        AT_EXIT.call_once(|| {
-            extern "C" fn kill_everything() {
-                // Runs inside exit(): no lock may be waited on for long, and killpg is safe.
-                if let Ok(groups) = all_groups().try_lock() {
-                    for &pgid in groups.iter() {
-                        unsafe { libc::killpg(pgid, libc::SIGKILL) };
-                    }
-                }
-            }
-            unsafe { libc::atexit(kill_everything) };
-        });
-        Arc::default()
-    }
-
-    /// Kills every group this environment started (its environment is going away).
-    pub fn kill_all(&self) {
-        for &pgid in lock(&self.groups).iter() {
-            unsafe { libc::killpg(pgid, libc::SIGKILL) };
-        }
-    }
-
-    fn add(&self, pgid: i32) {
-        lock(&self.groups).insert(pgid);
-        lock(all_groups()).insert(pgid);
-    }
-
-    fn remove(&self, pgid: i32) {
-        lock(&self.groups).remove(&pgid);
-        lock(all_groups()).remove(&pgid);
-    }
-}
-
-/// A started child's process group, registered with its environment until `reaped`.
-pub struct Group {
-    pgid: i32,
-    children: Arc<Children>,
-}
-
-impl Group {
-    pub fn signal(&self, signal: i32) {
-        unsafe { libc::killpg(self.pgid, signal) };
-    }
-
-    /// The child was waited for: its group id may be reused by the system from now on.
-    pub fn reaped(&self) {
-        self.children.remove(self.pgid);
-    }
-}
-
-/// Spawns `cmd` as the leader of a new process group, on the long-lived forking thread.
-pub fn spawn(
-    mut cmd: Command,
-    children: &Arc<Children>,
-) -> std::io::Result<(Child, Option<Group>)> {
-    cmd.process_group(0).kill_on_drop(true);
-    #[cfg(target_os = "linux")]
-    {
-        let host = std::process::id();
-        // SAFETY: only async-signal-safe calls between fork and exec.
-        unsafe {
-            cmd.pre_exec(move || {
-                if libc::prctl(
-                    libc::PR_SET_PDEATHSIG,
-                    libc::SIGKILL as libc::c_ulong,
-                    0,
-                    0,
-                    0,
-                ) != 0
-                {
-                    return Err(std::io::Error::last_os_error());
-                }
-                // The host died between fork and prctl: nobody would send the signal now.
-                if libc::getppid() as u32 != host {
-                    libc::_exit(1);
-                }
-                inherit_nothing_else();
-                Ok(())
-            });
-        }
-    }
-    let child = on_forking_thread(cmd)?;
-    let group = child.id().map(|pid| {
-        let group = Group {
-            pgid: pid as i32,
-            children: children.clone(),
-        };
-        children.add(group.pgid);
-        group
-    });
-    Ok((child, group))
-}
-
-/// Marks every descriptor above stderr close-on-exec in the forked child, so the server starts
-/// with 0, 1 and 2 only: a descriptor the host (or a library in it) left inheritable must not
-/// reach a third-party server. Close-on-exec rather than closed, so std's own pipe that reports
-/// a failed exec keeps working. Only async-signal-safe calls: this runs between fork and exec.
-#[cfg(target_os = "linux")]
-fn inherit_nothing_else() {
-    let marked = unsafe {
-        libc::syscall(
-            libc::SYS_close_range,
-            3u32,
-            u32::MAX,
-            libc::CLOSE_RANGE_CLOEXEC,
-        )
-    };
-    if marked == 0 {
-        return;
-    }
-    // Kernels before 5.11: one descriptor at a time, up to the limit of open files.
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    let top = if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0 {
-        limit.rlim_cur.min(MAX_FD_SCAN) as i32
-    } else {
-        MAX_FD_SCAN as i32
-    };
-    for fd in 3..top {
-        unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
-    }
-}
-
-/// How far the fallback of `inherit_nothing_else` looks when the limit is unknown or huge.
-#[cfg(target_os = "linux")]
-const MAX_FD_SCAN: libc::rlim_t = 65536;
-
-type SpawnRequest = (
-    Command,
-    tokio::runtime::Handle,
-    std::sync::mpsc::Sender<std::io::Result<Child>>,
-);
-
-/// Runs the spawn on one thread that never exits (see the module's comment). The command is
-/// dropped there too, which closes the parent's ends of the child's pipes.
-fn on_forking_thread(cmd: Command) -> std::io::Result<Child> {
-    static FORKER: OnceLock<Mutex<std::sync::mpsc::Sender<SpawnRequest>>> = OnceLock::new();
-    let forker = FORKER.get_or_init(|| {
-        let (tx, rx) = std::sync::mpsc::channel::<SpawnRequest>();
-        // Should the thread fail to start, `rx` is gone with it and every spawn says so.
-        let _ = std::thread::Builder::new()
-            .name("rulvar-mcp-spawn".into())
-            .spawn(move || {
-                for (mut cmd, runtime, reply) in rx {
-                    // tokio registers the child with this runtime's reaper.
-                    let _entered = runtime.enter();
-                    let _ = reply.send(cmd.spawn());
-                }
-            });
-        Mutex::new(tx)
-    });
-    let runtime =
-        tokio::runtime::Handle::try_current().map_err(|e| std::io::Error::other(e.to_string()))?;
-    let (reply, answer) = std::sync::mpsc::channel();
-    lock(forker)
-        .send((cmd, runtime, reply))
-        .map_err(|_| std::io::Error::other("the spawning thread is gone"))?;
-    answer
-        .recv()
-        .map_err(|_| std::io::Error::other("the spawning thread is gone"))?
-}
+#[cfg(windows)]
+mod windows;
+#[cfg(windows)]
+pub use windows::*;

@@ -1,8 +1,8 @@
 //! stdio: a child process speaking newline-delimited JSON-RPC.
 //!
 //! No shell; the environment is an allow-list plus the config's `env` (secrets in the host's
-//! environment must not reach third-party servers); the child leads its own process group so
-//! close() can end grandchildren too (`process`); its stderr is shown and its tail kept
+//! environment must not reach third-party servers); the child is started so that close() can
+//! end grandchildren too (`process`: a process group on Unix, a job on Windows); its stderr is shown and its tail kept
 //! (`stderr`); every line is bounded by the frame limit.
 
 use super::observe::Inbound;
@@ -33,7 +33,8 @@ pub struct StdioSpec {
     pub secrets: Arc<Secrets>,
 }
 
-/// Grace periods of the close sequence: stdin closed, then SIGTERM, then SIGKILL.
+/// Grace periods of the close sequence: stdin closed, then SIGTERM, then SIGKILL (on Windows,
+/// stdin closed, then the job ended).
 const GRACE: Duration = Duration::from_millis(500);
 /// How long a child that ended is given to let its last stderr lines be read.
 const STDERR_SETTLE: Duration = Duration::from_millis(200);
@@ -51,7 +52,11 @@ pub struct StdioWire {
 pub fn spawn(spec: &StdioSpec, inbound: Inbound) -> Result<Arc<StdioWire>, String> {
     let could_not_start =
         |e: std::io::Error| format!("mcp: could not start '{}': {e}", spec.command);
-    let mut cmd = Command::new(&spec.command);
+    let mut cmd = Command::new(process::program(
+        &spec.command,
+        &spec.env,
+        spec.cwd.as_deref(),
+    ));
     cmd.args(&spec.args)
         .env_clear()
         .stdin(Stdio::piped())
@@ -67,7 +72,7 @@ pub fn spawn(spec: &StdioSpec, inbound: Inbound) -> Result<Arc<StdioWire>, Strin
             Some(reader)
         }
     };
-    for key in ENV_ALLOW_LIST {
+    for key in ENV_ALLOW_LIST.iter().chain(&process::PLATFORM_ENV) {
         if let Some(value) = std::env::var_os(key) {
             cmd.env(key, value);
         }
@@ -140,7 +145,7 @@ async fn read_frames(
             reader.consume(consumed);
             // The stream can no longer be trusted to be in step: end the connection.
             if let Some(group) = &group {
-                group.signal(libc::SIGKILL);
+                group.kill();
             }
             break super::frame_limit_refusal();
         }
@@ -188,11 +193,7 @@ async fn exit_reason(
         }
     };
     let how = match status {
-        Some(s) => match (s.code(), std::os::unix::process::ExitStatusExt::signal(&s)) {
-            (Some(code), _) => format!("exited with code {code}"),
-            (None, Some(sig)) => format!("was killed by signal {sig}"),
-            _ => "exited".to_owned(),
-        },
+        Some(s) => process::describe_exit(&s),
         None => "closed its stdout".to_owned(),
     };
     if let Some(stderr) = stderr {
@@ -209,25 +210,27 @@ impl StdioWire {
         let _ = self.closing.send(());
         let mut guard = self.child.lock().await;
         let Some(child) = guard.as_mut() else { return };
-        let signal_group = |sig| {
-            if let Some(group) = &self.group {
-                group.signal(sig);
-            }
-        };
+        let group = self.group.as_deref();
         if graceful {
             if let Some(out) = &self.out {
                 out.end();
             }
             let exited = tokio::time::timeout(GRACE, child.wait()).await.is_ok();
             if !exited {
-                signal_group(libc::SIGTERM);
+                if let Some(group) = group {
+                    group.terminate();
+                }
                 if tokio::time::timeout(GRACE, child.wait()).await.is_err() {
-                    signal_group(libc::SIGKILL);
+                    if let Some(group) = group {
+                        group.kill();
+                    }
                 }
             }
         }
         // Whatever is left of the group (grandchildren included) goes now.
-        signal_group(libc::SIGKILL);
+        if let Some(group) = group {
+            group.kill();
+        }
         let _ = child.kill().await;
         let _ = child.wait().await;
         *guard = None;
