@@ -31,15 +31,8 @@ impl HeaderSource for HeaderHook {
         let secrets = self.secrets.clone();
         Box::pin(async move {
             let call = hook.call_async_catch(());
-            let failed = |e: napi::Error| {
-                // napi cancels the wait when V8 collects a promise that can never settle.
-                let reason = if e.reason.contains("canceled") {
-                    "its promise was collected without ever settling".to_owned()
-                } else {
-                    e.reason
-                };
-                format!("mcp: the http.headers hook failed: {reason}")
-            };
+            let failed =
+                |e: napi::Error| format!("mcp: the http.headers hook failed: {}", why_failed(e));
             let text = call.await.map_err(failed)?.await.map_err(failed)?;
             let record: Value = serde_json::from_str(&text)
                 .map_err(|_| "mcp: the http.headers hook did not return a record".to_owned())?;
@@ -64,6 +57,16 @@ impl HeaderSource for HeaderHook {
             }
             Ok(out)
         })
+    }
+}
+
+/// Why awaiting a host callback failed: what it threw or rejected with, or that its promise
+/// can never settle (napi cancels the wait when V8 collects such a promise).
+pub(super) fn why_failed(e: napi::Error) -> String {
+    if e.reason.contains("canceled") {
+        "its promise was collected without ever settling".to_owned()
+    } else {
+        e.reason
     }
 }
 

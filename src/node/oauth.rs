@@ -2,7 +2,7 @@
 //! `authorize({ url, reason, signal })` and the `store`. lib/source.js wraps each so it always
 //! returns a Promise of text; every redirect URL the host hands back is a secret.
 
-use super::hooks::Hook;
+use super::hooks::{why_failed, Hook};
 use crate::core::secrets::Secrets;
 use crate::transport::oauth::OAuthHost;
 use futures::future::BoxFuture;
@@ -22,12 +22,7 @@ pub struct NodeOAuthHost {
 
 fn failed<'a>(what: &'static str, secrets: &'a Secrets) -> impl Fn(napi::Error) -> String + 'a {
     move |e: napi::Error| {
-        let reason = if e.reason.contains("canceled") {
-            "its promise was collected without ever settling".to_owned()
-        } else {
-            e.reason
-        };
-        secrets.redact(&format!("mcp: oauth: the {what} failed: {reason}"))
+        secrets.redact(&format!("mcp: oauth: the {what} failed: {}", why_failed(e)))
     }
 }
 
