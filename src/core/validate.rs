@@ -42,8 +42,9 @@ pub struct Compiled {
 /// Entries are weak: a validator lives as long as a tool that uses it.
 #[derive(Default)]
 struct Interned {
-    /// The key is also the text every holder shares; it goes with the entry at a sweep.
-    by_text: HashMap<(Use, Arc<str>), Weak<jsonschema::Validator>>,
+    /// One map per `Use` (indexed by it). The key is also the text every holder shares; it
+    /// goes with the entry at a sweep.
+    by_text: [HashMap<Arc<str>, Weak<jsonschema::Validator>>; 2],
     /// Dead entries are swept when the map reaches this size.
     sweep_at: usize,
 }
@@ -79,11 +80,10 @@ impl Compiled {
     /// that cannot be compiled gives a `Compiled` without validator (see `unvalidated`).
     pub fn with_text(schema: &Value, text: String, used_for: Use) -> Self {
         let lock = || interned().lock().unwrap_or_else(|e| e.into_inner());
-        let key: Arc<str> = text.into();
-        let known = lock()
-            .by_text
-            .get_key_value(&(used_for, key.clone()))
-            .map(|((_, json), v)| (json.clone(), v.upgrade()));
+        let slot = used_for as usize;
+        let known = lock().by_text[slot]
+            .get_key_value(text.as_str())
+            .map(|(json, v)| (json.clone(), v.upgrade()));
         if let Some((json, Some(validator))) = known {
             return Self {
                 validator: Ok(validator),
@@ -93,7 +93,7 @@ impl Compiled {
         // A dead entry's key is the same text: keep one copy.
         let json = match known {
             Some((json, None)) => json,
-            _ => key,
+            _ => text.into(),
         };
         // Compiled outside the lock: admissions of different sources run in parallel.
         let validator = match compile(schema, used_for) {
@@ -106,13 +106,13 @@ impl Compiled {
             }
         };
         let mut cache = lock();
-        if cache.by_text.len() >= cache.sweep_at {
-            cache.by_text.retain(|_, v| v.strong_count() > 0);
-            cache.sweep_at = (cache.by_text.len() * 2).max(1024);
+        let cache = &mut *cache;
+        let map = &mut cache.by_text[slot];
+        if map.len() >= cache.sweep_at {
+            map.retain(|_, v| v.strong_count() > 0);
+            cache.sweep_at = (map.len() * 2).max(1024);
         }
-        cache
-            .by_text
-            .insert((used_for, json.clone()), Arc::downgrade(&validator));
+        map.insert(json.clone(), Arc::downgrade(&validator));
         Self {
             validator: Ok(validator),
             json,
