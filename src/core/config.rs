@@ -393,6 +393,28 @@ fn parse_headers(http: &Raw) -> Result<Headers> {
     }
 }
 
+/// Refuses a member of the config object `parent` (a dotted path) that is not one of `known`:
+/// a typo would otherwise leave a setting silently unset.
+pub(crate) fn only_known_keys(
+    parent: &str,
+    members: &[(String, Raw)],
+    known: &[&str],
+) -> Result<()> {
+    for (key, value) in members {
+        if !value.is_absent() && !known.contains(&key.as_str()) {
+            return Err(refuse(format!(
+                "mcp: unknown config key '{parent}.{key}'; the keys are {}",
+                known
+                    .iter()
+                    .map(|k| format!("{parent}.{k}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// One member of a header record as the host gave it.
 pub(crate) enum HeaderValue<'a> {
     /// `undefined` or `null`: no such header.
@@ -464,18 +486,7 @@ fn unknown_keys(raw: &Raw) -> Result<()> {
         ("http", &["headers", "oauth"][..]),
     ] {
         if let Raw::Object(members) = raw.get(parent) {
-            for (key, value) in members {
-                if !value.is_absent() && !known.contains(&key.as_str()) {
-                    return Err(refuse(format!(
-                        "mcp: unknown config key '{parent}.{key}'; the keys are {}",
-                        known
-                            .iter()
-                            .map(|k| format!("{parent}.{k}"))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )));
-                }
-            }
+            only_known_keys(parent, members, known)?;
         }
     }
     Ok(())

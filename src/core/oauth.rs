@@ -7,7 +7,7 @@
 //! Nothing here prints a secret: a client secret, a private key, a code, a `state` or a redirect
 //! URL is named by its key or its role, never shown.
 
-use super::config::{describe_type, refuse};
+use super::config::{describe_type, only_known_keys, refuse};
 use super::error::Result;
 use super::raw::Raw;
 use url::Url;
@@ -148,18 +148,7 @@ pub fn parse_oauth(raw: &Raw) -> Result<Option<OAuthConfig>> {
             )))
         }
     };
-    for (key, value) in members {
-        if !value.is_absent() && !OAUTH_KEYS.contains(&key.as_str()) {
-            return Err(refuse(format!(
-                "mcp: unknown config key 'http.oauth.{key}'; the keys are {}",
-                OAUTH_KEYS
-                    .iter()
-                    .map(|k| format!("http.oauth.{k}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )));
-        }
-    }
+    only_known_keys("http.oauth", members, &OAUTH_KEYS)?;
     let grant = match raw.get("grant") {
         Raw::Undefined => Grant::AuthorizationCode,
         Raw::String(s) if s == "authorization_code" => Grant::AuthorizationCode,
