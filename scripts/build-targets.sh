@@ -278,18 +278,19 @@ check_darwin() { # $1 = file, $2 = arch (arm64|x86_64)
   fi
 }
 
-# musl: no static TLS (the loader refuses it in a dlopen'ed library) and a real musl loader
-# opening the library. No musl Node exists on npm; a probe built with musl-gcc dlopen()s it with
-# RTLD_NOW (every relocation, the TLS ones included) and looks up the napi entry point.
-check_linux_x64_musl() {
-  elf_checks "$1" || return 1
+# musl's loader refuses initial-exec TLS in a dlopen'ed library: no STATIC_TLS flag and no
+# TPOFF relocations may be left.
+no_static_tls() {
   if readelf -d "$1" | grep -q STATIC_TLS || readelf -rW "$1" | grep -q TPOFF; then
     echo "initial-exec TLS: musl's loader would refuse it"; return 1
   fi
   echo "no STATIC_TLS flag, no TPOFF relocations"
-  local probe="$CROSS/musl-probe"
-  mkdir -p "$probe"
-  cat >"$probe/probe.c" <<'C'
+}
+
+# A C program that opens the library given as its argument the way Node would (RTLD_NOW) and
+# looks for the napi entry point: what a musl loader says about a build where no musl Node runs.
+write_dlopen_probe() {
+  cat >"$1" <<'C'
 #include <dlfcn.h>
 #include <stdio.h>
 int main(int argc, char **argv) {
@@ -299,6 +300,17 @@ int main(int argc, char **argv) {
   return dlsym(h, "napi_register_module_v1") ? 0 : 1;
 }
 C
+}
+
+# musl: no static TLS (the loader refuses it in a dlopen'ed library) and a real musl loader
+# opening the library. No musl Node exists on npm; a probe built with musl-gcc dlopen()s it with
+# RTLD_NOW (every relocation, the TLS ones included) and looks up the napi entry point.
+check_linux_x64_musl() {
+  elf_checks "$1" || return 1
+  no_static_tls "$1" || return 1
+  local probe="$CROSS/musl-probe"
+  mkdir -p "$probe"
+  write_dlopen_probe "$probe/probe.c"
   musl-gcc -o "$probe/probe" "$probe/probe.c" || return 1
   # libgcc_s at run time: Debian has glibc's only; it loads under musl with the glibc symbols
   # it needs shimmed (scripts/cross/musl-loader-shim.c; Alpine has its own libgcc).
@@ -335,25 +347,13 @@ setup_arm64_musl() {
 check_linux_arm64_musl() {
   elf_checks "$1" || return 1
   file -b "$1" | grep -q 'ARM aarch64' || { echo "not an aarch64 ELF"; return 1; }
-  if readelf -d "$1" | grep -q STATIC_TLS || readelf -rW "$1" | grep -q TPOFF; then
-    echo "initial-exec TLS: musl's loader would refuse it"; return 1
-  fi
-  echo "no STATIC_TLS flag, no TPOFF relocations"
+  no_static_tls "$1" || return 1
   # No arm64 musl Node here; the same dlopen probe as for x64, built against Debian's arm64
   # musl and run by its loader under qemu.
   setup_arm64_musl || return 1
   local r="$CROSS/musl-arm64-root" probe="$CROSS/musl-probe-arm64"
   mkdir -p "$probe"
-  cat >"$probe/probe.c" <<'C'
-#include <dlfcn.h>
-#include <stdio.h>
-int main(int argc, char **argv) {
-  void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
-  if (!h) { printf("dlopen failed: %s\n", dlerror()); return 1; }
-  printf("musl dlopen(RTLD_NOW) ok; napi_register_module_v1 at %p\n", dlsym(h, "napi_register_module_v1"));
-  return dlsym(h, "napi_register_module_v1") ? 0 : 1;
-}
-C
+  write_dlopen_probe "$probe/probe.c"
   aarch64-linux-gnu-gcc -nostdinc -nostdlib -isystem "$r/usr/include/aarch64-linux-musl" -o "$probe/probe" \
     "$r/usr/lib/aarch64-linux-musl/Scrt1.o" "$r/usr/lib/aarch64-linux-musl/crti.o" "$probe/probe.c" \
     -L"$r/lib/aarch64-linux-musl" -lc "$r/usr/lib/aarch64-linux-musl/crtn.o" \
