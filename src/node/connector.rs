@@ -1,7 +1,7 @@
 //! How a source connects from Node: the stdio child, the HTTP client (with the host's header
 //! hook), or the host's in-process server object through the JS bridge.
 
-use super::hooks::{Hook, JsBridge};
+use super::hooks::{settled, Hook, JsBridge};
 use crate::core::config::{Config, Transport};
 use crate::core::secrets::Secrets;
 use crate::source::{Connector, SourceError};
@@ -93,13 +93,7 @@ impl Connector for NodeConnector {
                 let bridge = hooks.bridge.clone();
                 Box::pin(async move {
                     // The very error the server's connect() threw is handed back untouched.
-                    let host = SourceError::Host;
-                    attach
-                        .call_async_catch(())
-                        .await
-                        .map_err(host)?
-                        .await
-                        .map_err(host)?;
+                    settled(&attach, ()).await.map_err(SourceError::Host)?;
                     Ok(InProcessWire::new(bridge) as Arc<dyn Wire>)
                 })
             }

@@ -30,10 +30,9 @@ impl HeaderSource for HeaderHook {
         let hook = self.hook.clone();
         let secrets = self.secrets.clone();
         Box::pin(async move {
-            let call = hook.call_async_catch(());
-            let failed =
-                |e: napi::Error| format!("mcp: the http.headers hook failed: {}", why_failed(e));
-            let text = call.await.map_err(failed)?.await.map_err(failed)?;
+            let text = settled(&hook, ())
+                .await
+                .map_err(|e| format!("mcp: the http.headers hook failed: {}", why_failed(e)))?;
             let record: Value = serde_json::from_str(&text)
                 .map_err(|_| "mcp: the http.headers hook did not return a record".to_owned())?;
             let Value::Object(map) = record else {
@@ -58,6 +57,15 @@ impl HeaderSource for HeaderHook {
             Ok(out)
         })
     }
+}
+
+/// Calls a host callback and awaits the Promise it returns: the two waits fail alike (it threw,
+/// it rejected, or its promise can never settle).
+pub(super) async fn settled<T>(hook: &Hook<T, Promise<String>>, arg: T) -> napi::Result<String>
+where
+    T: 'static + Send + napi::bindgen_prelude::JsValuesTupleIntoVec,
+{
+    hook.call_async_catch(arg).await?.await
 }
 
 /// Why awaiting a host callback failed: what it threw or rejected with, or that its promise
@@ -90,9 +98,7 @@ impl Bridge for JsBridge {
     fn detach(&self) -> BoxFuture<'static, ()> {
         let hook = self.detach.clone();
         Box::pin(async move {
-            if let Ok(promise) = hook.call_async_catch(()).await {
-                let _ = promise.await;
-            }
+            let _ = settled(&hook, ()).await;
         })
     }
 }

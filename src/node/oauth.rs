@@ -2,7 +2,7 @@
 //! `authorize({ url, reason, signal })` and the `store`. lib/source.js wraps each so it always
 //! returns a Promise of text; every redirect URL the host hands back is a secret.
 
-use super::hooks::{why_failed, Hook};
+use super::hooks::{settled, why_failed, Hook};
 use crate::core::secrets::Secrets;
 use crate::transport::oauth::OAuthHost;
 use futures::future::BoxFuture;
@@ -43,13 +43,9 @@ impl OAuthHost for NodeOAuthHost {
                 return Err("mcp: oauth: 'http.oauth.authorize' is not set".into());
             };
             let arg = json!({ "url": url, "reason": reason }).to_string();
-            let fail = failed("http.oauth.authorize callback", &secrets);
-            let redirect = hook
-                .call_async_catch(arg)
+            let redirect = settled(&hook, arg)
                 .await
-                .map_err(&fail)?
-                .await
-                .map_err(&fail)?;
+                .map_err(failed("http.oauth.authorize callback", &secrets))?;
             secrets.remember(&redirect);
             Ok(redirect)
         })
@@ -62,13 +58,9 @@ impl OAuthHost for NodeOAuthHost {
             let Some(hook) = hook else {
                 return Ok(None);
             };
-            let fail = failed("http.oauth.store's load", &secrets);
-            let text = hook
-                .call_async_catch(key)
+            let text = settled(&hook, key)
                 .await
-                .map_err(&fail)?
-                .await
-                .map_err(&fail)?;
+                .map_err(failed("http.oauth.store's load", &secrets))?;
             Ok(match serde_json::from_str::<Value>(&text) {
                 Ok(Value::Null) | Err(_) => None,
                 Ok(v) => Some(v),
@@ -84,12 +76,9 @@ impl OAuthHost for NodeOAuthHost {
                 return Ok(());
             };
             let arg = json!({ "key": key, "value": value }).to_string();
-            let fail = failed("http.oauth.store's save", &secrets);
-            hook.call_async_catch(arg)
+            settled(&hook, arg)
                 .await
-                .map_err(&fail)?
-                .await
-                .map_err(&fail)?;
+                .map_err(failed("http.oauth.store's save", &secrets))?;
             Ok(())
         })
     }
