@@ -191,17 +191,12 @@ impl Config {
             }
         }
         // 4. drift.
-        let drift = match raw.get("drift") {
-            Raw::Undefined => Drift::Rekey,
-            Raw::String(s) if s == "rekey" => Drift::Rekey,
-            Raw::String(s) if s == "refuse" => Drift::Refuse,
-            other => {
-                return Err(refuse(format!(
-                    "mcp: 'drift' must be 'rekey' or 'refuse', got '{}'",
-                    other.display()
-                )))
-            }
-        };
+        let drift = literal(
+            raw.get("drift"),
+            "drift",
+            &[("rekey", Drift::Rekey), ("refuse", Drift::Refuse)],
+            Drift::Rekey,
+        )?;
         // 5. http.headers.
         let headers = parse_headers(raw.get("http"))?;
         // 6. Transport keys.
@@ -659,16 +654,44 @@ fn parse_env(value: &Raw) -> Result<Vec<(String, String)>> {
 }
 
 fn parse_stderr(value: &Raw) -> Result<StderrMode> {
-    match value {
-        Raw::Undefined => Ok(StderrMode::Inherit),
-        Raw::String(s) if s == "inherit" => Ok(StderrMode::Inherit),
-        Raw::String(s) if s == "ignore" => Ok(StderrMode::Ignore),
-        Raw::String(s) if s == "pipe" => Ok(StderrMode::Pipe),
-        other => Err(refuse(format!(
-            "mcp: 'stderr' must be 'inherit', 'ignore' or 'pipe', got '{}'",
-            other.display()
-        ))),
+    literal(
+        value,
+        "stderr",
+        &[
+            ("inherit", StderrMode::Inherit),
+            ("ignore", StderrMode::Ignore),
+            ("pipe", StderrMode::Pipe),
+        ],
+        StderrMode::Inherit,
+    )
+}
+
+/// A key whose value is one of a few string literals, `default` when absent; anything else is
+/// refused as `mcp: '<key>' must be 'a', 'b' or 'c', got '<value>'`.
+pub(crate) fn literal<T: Copy>(
+    value: &Raw,
+    key: &str,
+    choices: &[(&str, T)],
+    default: T,
+) -> Result<T> {
+    if let Raw::Undefined = value {
+        return Ok(default);
     }
+    if let Raw::String(s) = value {
+        if let Some((_, v)) = choices.iter().find(|(name, _)| name == s) {
+            return Ok(*v);
+        }
+    }
+    let names: Vec<String> = choices.iter().map(|(n, _)| format!("'{n}'")).collect();
+    let listed = match names.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    };
+    Err(refuse(format!(
+        "mcp: '{key}' must be {listed}, got '{}'",
+        value.display()
+    )))
 }
 
 #[cfg(test)]

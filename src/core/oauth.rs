@@ -7,7 +7,7 @@
 //! Nothing here prints a secret: a client secret, a private key, a code, a `state` or a redirect
 //! URL is named by its key or its role, never shown.
 
-use super::config::{describe_type, only_known_keys, refuse};
+use super::config::{describe_type, literal, only_known_keys, refuse};
 use super::error::Result;
 use super::raw::Raw;
 use url::Url;
@@ -149,17 +149,15 @@ pub fn parse_oauth(raw: &Raw) -> Result<Option<OAuthConfig>> {
         }
     };
     only_known_keys("http.oauth", members, &OAUTH_KEYS)?;
-    let grant = match raw.get("grant") {
-        Raw::Undefined => Grant::AuthorizationCode,
-        Raw::String(s) if s == "authorization_code" => Grant::AuthorizationCode,
-        Raw::String(s) if s == "client_credentials" => Grant::ClientCredentials,
-        other => {
-            return Err(refuse(format!(
-                "mcp: 'http.oauth.grant' must be 'authorization_code' or 'client_credentials', got '{}'",
-                other.display()
-            )))
-        }
-    };
+    let grant = literal(
+        raw.get("grant"),
+        "http.oauth.grant",
+        &[
+            ("authorization_code", Grant::AuthorizationCode),
+            ("client_credentials", Grant::ClientCredentials),
+        ],
+        Grant::AuthorizationCode,
+    )?;
     let client_id = string_member(raw, "clientId", false)?;
     let client_secret = string_member(raw, "clientSecret", true)?;
     let private_key = string_member(raw, "privateKey", true)?;
