@@ -369,6 +369,32 @@ export declare class ConfigError extends Error {
   toWire(): { code: 'config'; message: string; retryable: false };
 }
 
+/**
+ * An `http.oauth` failure a host can act on (from `tools()` or a tool's `execute`):
+ * `'authorization_required'` (no `authorize` callback and no stored token could be used),
+ * `'refused'` (the authorization server said no; `error` is its RFC 6749 error code),
+ * `'step_up_exhausted'` / `'authorization_exhausted'` (still refused after 3 authorizations).
+ */
+export declare class OAuthError extends Error {
+  constructor(
+    message: string,
+    options?: { kind?: OAuthErrorKind; error?: string; cause?: unknown },
+  );
+  readonly name: 'OAuthError';
+  readonly code: 'oauth';
+  readonly kind: OAuthErrorKind;
+  /** The authorization server's error code (`invalid_grant`, `access_denied`, ...), for `'refused'`. */
+  readonly error?: string;
+  readonly retryable: false;
+  toWire(): { code: 'oauth'; kind: OAuthErrorKind; message: string; retryable: false; error?: string };
+}
+
+export type OAuthErrorKind =
+  | 'authorization_required'
+  | 'refused'
+  | 'step_up_exhausted'
+  | 'authorization_exhausted';
+
 export type ConfigErrorClass = new (message: string, options?: { cause?: unknown }) => Error;
 
 /** Accepts the flat {@link McpConfig}; every {@link McpStrictConfig} is one. */

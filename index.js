@@ -843,6 +843,7 @@ module.exports.COMPLETION_PROGRESS = nativeBinding.COMPLETION_PROGRESS
 module.exports.COMPLETION_RESULT = nativeBinding.COMPLETION_RESULT
 module.exports.CONFIG_CODE = nativeBinding.CONFIG_CODE
 module.exports.jcsSerialize = nativeBinding.jcsSerialize
+module.exports.OAUTH_CODE = nativeBinding.OAUTH_CODE
 module.exports.schemaHash = nativeBinding.schemaHash
 module.exports.TOOL_NAME_PATTERN = nativeBinding.TOOL_NAME_PATTERN
 module.exports.toolContractHash = nativeBinding.toolContractHash

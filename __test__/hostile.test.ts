@@ -161,6 +161,12 @@ describe('hostile stdio servers', () => {
       const err = await echo.execute({}, ctx).catch((e) => e);
       expect(err.message).toBe("mcp: tool 'echo' failed: MCP error -32000: token [redacted] was refused");
     });
+    const env = { MODE: 'errorEchoesEnvAnyCode', TOKEN: 'tok-0a1b2c3d4e5f' };
+    await withHostile('errorEchoesEnvAnyCode', { stderr: 'ignore', env }, async (s) => {
+      const [echo] = await s.tools(session);
+      const err = await echo.execute({}, ctx).catch((e) => e);
+      expect(err.message).toBe("mcp: tool 'echo' failed: MCP error -32099: token [redacted] was refused");
+    });
   });
 
   it('fails calls queued behind a full pipe at once when the server then closes its stdin', async () => {

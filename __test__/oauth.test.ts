@@ -7,7 +7,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, mcp } from '../lib/index.js';
+import { ConfigError, OAuthError, mcp } from '../lib/index.js';
 import { buildServer } from '../examples/server.mjs';
 import { closeAfterEach, ctx, rejection, session, thrown } from './helpers/common.js';
 
@@ -26,6 +26,8 @@ interface Protected {
   codes: string[];
   /** What the token endpoint answers to an authorization_code grant (an error, say). */
   codeAnswer?: { status: number; body: unknown };
+  /** When set, every tools/call is refused as insufficient_scope, asking for this scope. */
+  stepUp?: string;
   refreshToken(rt: string): { access_token: string; refresh_token: string } | undefined;
   stop(): Promise<void>;
 }
@@ -112,6 +114,17 @@ async function serveProtected(): Promise<Protected> {
         return;
       }
       if (req.method !== 'POST') return void res.writeHead(405).end();
+      let text = '';
+      for await (const chunk of req) text += chunk;
+      const body = JSON.parse(text);
+      if (state.stepUp !== undefined && body.method === 'tools/call') {
+        res
+          .writeHead(403, {
+            'www-authenticate': `Bearer error="insufficient_scope", scope="${state.stepUp}", resource_metadata="${state.base}/.well-known/oauth-protected-resource/mcp"`,
+          })
+          .end();
+        return;
+      }
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
       const mcpServer = buildServer();
       res.on('close', () => {
@@ -119,7 +132,7 @@ async function serveProtected(): Promise<Protected> {
         void mcpServer.close();
       });
       await mcpServer.connect(transport);
-      await transport.handleRequest(req, res);
+      await transport.handleRequest(req, res, body);
       return;
     }
     res.writeHead(404).end();
@@ -228,7 +241,70 @@ describe('http.oauth', () => {
     const served = closing(await serveProtected());
     const source = closing(mcp(oauthConfig(served, {}) as any));
     const err = await rejection(source.tools(session));
+    expect(err).toBeInstanceOf(OAuthError);
+    expect(err).toMatchObject({ name: 'OAuthError', code: 'oauth', kind: 'authorization_required', retryable: false });
+    expect(err.error).toBeUndefined();
     expect(err.message).toMatch(/mcp: oauth: '.*' requires authorization and 'http\.oauth\.authorize' is not set/);
+    expect(err.toWire()).toEqual({ code: 'oauth', kind: 'authorization_required', message: err.message, retryable: false });
+  });
+
+  it('a call that needs a new authorization without an authorize callback rejects with the typed error', async () => {
+    const served = closing(await serveProtected());
+    const store = memoryStore();
+    const first = mcp(oauthConfig(served, { store, authorize: browser() }) as any);
+    await first.tools(session);
+    await first.close();
+    const source = closing(mcp(oauthConfig(served, { store }) as any)); // no authorize callback
+    const defs = await source.tools(session);
+    // The server forgets every token and the refresh token is spent elsewhere: only a new
+    // authorization could help, and there is no one to ask.
+    const stored = store.data.get(`oauth:tokens:${served.url}`) as any;
+    served.refreshToken(stored.refresh_token);
+    served.valid.clear();
+    const err = await rejection(defs[0].execute({ text: 'x' }, ctx));
+    expect(err).toBeInstanceOf(OAuthError);
+    expect(err).toMatchObject({ code: 'oauth', kind: 'authorization_required' });
+    expect(err.message).toMatch(/^mcp: tool 'echo' failed: mcp: oauth: '.*' requires authorization/);
+  });
+
+  it('step-up merges the scopes asked for, and after 3 authorizations the call fails typed', async () => {
+    const served = closing(await serveProtected());
+    const scopes: string[] = [];
+    const authorize = browser();
+    const source = closing(
+      mcp(
+        oauthConfig(served, {
+          scope: 'tools:read',
+          authorize: (r: any) => (scopes.push(new URL(r.url).searchParams.get('scope')!), authorize(r)),
+        }) as any,
+      ),
+    );
+    const defs = await source.tools(session);
+    expect(scopes).toEqual(['tools:read']);
+    served.stepUp = 'tools:write';
+    const err = await rejection(defs[0].execute({ text: 'x' }, ctx));
+    expect(err).toBeInstanceOf(OAuthError);
+    expect(err).toMatchObject({ code: 'oauth', kind: 'step_up_exhausted' });
+    expect(err.message).toMatch(/mcp: oauth: step-up exhausted: '.*' still refuses the token as insufficient_scope after 3 authorizations/);
+    // The first authorization, then exactly 3 step-ups, each asking for both scopes.
+    expect(scopes).toEqual(['tools:read', 'tools:read tools:write', 'tools:read tools:write', 'tools:read tools:write']);
+  });
+
+  it("a refusal in the authorization redirect is typed with the server's error code", async () => {
+    const served = closing(await serveProtected());
+    const authorize = async ({ url }: { url: string }) => {
+      const u = new URL(url);
+      const back = new URL(u.searchParams.get('redirect_uri')!);
+      back.searchParams.set('error', 'access_denied');
+      back.searchParams.set('error_description', 'the user said no');
+      back.searchParams.set('state', u.searchParams.get('state')!);
+      return back.href;
+    };
+    const source = closing(mcp(oauthConfig(served, { authorize }) as any));
+    const err = await rejection(source.tools(session));
+    expect(err).toBeInstanceOf(OAuthError);
+    expect(err).toMatchObject({ code: 'oauth', kind: 'refused', error: 'access_denied' });
+    expect(err.message).not.toContain('the user said no');
   });
 
   it("the authorization server's refusal shows its code, and no secret reaches the error text", async () => {
@@ -243,6 +319,9 @@ describe('http.oauth', () => {
       mcp(oauthConfig(served, { authorize: async (r: any) => (redirect = await authorize(r)) }) as any),
     );
     const err = await rejection(source.tools(session));
+    expect(err).toBeInstanceOf(OAuthError);
+    expect(err).toMatchObject({ code: 'oauth', kind: 'refused', error: 'invalid_grant' });
+    expect(err.toWire()).toMatchObject({ kind: 'refused', error: 'invalid_grant' });
     expect(err.message).toMatch(/refused the token request \(invalid_grant, HTTP 400\)/);
     const state = new URL(redirect).searchParams.get('state')!;
     for (const secret of [CLIENT_SECRET, 'code-xyz-123456', redirect, state, 'bad code']) {

@@ -1,7 +1,7 @@
 'use strict';
 
-// The code the native side gives a typed refusal.
-const { CONFIG_CODE } = require('../index.js');
+// The codes the native side gives a typed refusal and an OAuth failure.
+const { CONFIG_CODE, OAUTH_CODE } = require('../index.js');
 
 /**
  * The package's own typed refusal: `name` 'ConfigError', `code` 'config', `retryable` false,
@@ -21,13 +21,46 @@ class ConfigError extends Error {
 }
 
 /**
- * Rebuilds a native typed refusal with the host's class; anything else is returned unchanged.
- * Only the message and the cause carry over: the new error's stack is where it was rebuilt.
+ * An `http.oauth` failure a host can act on: `code` 'oauth', `kind` 'authorization_required'
+ * (no `authorize` callback, and no stored token could be used), 'refused' (the authorization
+ * server said no; `error` is its RFC 6749 error code, never its description),
+ * 'step_up_exhausted' or 'authorization_exhausted' (the server still refused after the last of
+ * 3 authorizations in a row), `retryable` false, `toWire()`.
  */
-function adopt(ErrorClass, err) {
-  if (err === null || typeof err !== 'object' || err.code !== CONFIG_CODE) return err;
-  const options = err.cause === undefined ? {} : { cause: err.cause };
-  return new ErrorClass(err.message, options);
+class OAuthError extends Error {
+  constructor(message, options = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'OAuthError';
+    this.code = 'oauth';
+    this.kind = options.kind;
+    if (options.error !== undefined) this.error = options.error;
+    this.retryable = false;
+  }
+
+  toWire() {
+    const wire = { code: this.code, kind: this.kind, message: this.message, retryable: this.retryable };
+    if (this.error !== undefined) wire.error = this.error;
+    return wire;
+  }
 }
 
-module.exports = { ConfigError, adopt };
+/**
+ * Rebuilds a native typed refusal with the host's class, and a native OAuth failure as an
+ * `OAuthError`; anything else is returned unchanged. Only the message, the cause (and an OAuth
+ * failure's kind and error code) carry over: the new error's stack is where it was rebuilt.
+ */
+function adopt(ErrorClass, err) {
+  if (err === null || typeof err !== 'object') return err;
+  if (err.code === CONFIG_CODE) {
+    return new ErrorClass(err.message, err.cause === undefined ? {} : { cause: err.cause });
+  }
+  if (err.code === OAUTH_CODE) return new OAuthError(err.message, err);
+  return err;
+}
+
+/** A failed call's outcome from the native batch: its message, or an OAuth failure's fields. */
+function callFailure(value) {
+  return typeof value === 'string' ? new Error(value) : new OAuthError(value.message, value);
+}
+
+module.exports = { ConfigError, OAuthError, adopt, callFailure };

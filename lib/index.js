@@ -3,7 +3,7 @@
 // The hand-written entry over the generated loader (../index.js): host error classes and
 // the sugar the native layer cannot offer (see source.js).
 const native = require('../index.js');
-const { ConfigError, adopt } = require('./errors.js');
+const { ConfigError, OAuthError, adopt } = require('./errors.js');
 const { createSource, unvalidatedReasons } = require('./source.js');
 const { makeResolveToolset } = require('./toolset.js');
 
@@ -42,6 +42,7 @@ module.exports = {
   mcp: createMcp({ ConfigError }),
   createMcp,
   ConfigError,
+  OAuthError,
   ...hashing,
   resolveToolset: makeResolveToolset(hashing, ConfigError),
   validateJson: typed(native.validateJson),

@@ -4,6 +4,7 @@ export const {
   mcp,
   createMcp,
   ConfigError,
+  OAuthError,
   jcsSerialize,
   canonicalizeSchema,
   schemaHash,

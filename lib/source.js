@@ -4,7 +4,7 @@
 // array per snapshot, so a cached tools() and every sharer of a sweep get the very same array;
 // ToolDef objects whose `execute` is an own property, so `{ ...def }` keeps it; abort and
 // progress plumbing for calls.
-const { adopt } = require('./errors.js');
+const { adopt, callFailure } = require('./errors.js');
 const { describePosture } = require('./posture.js');
 const { makeInprocessBridge } = require('./inprocess.js');
 // The kinds of entry in a batch from takeCompletions(), as the native side writes them.
@@ -188,7 +188,7 @@ function createSource(native, HostConfigError, config) {
         settle(ok, value) {
           if (signal != null) unwatch(signal, onAbort);
           if (ok) resolve(value);
-          else reject(new Error(value));
+          else reject(callFailure(value));
         },
       };
       const onAbort = () => {

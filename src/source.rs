@@ -6,13 +6,13 @@ use crate::client::rpc::{Listener, Rpc, RpcError, Waiter};
 use crate::core::admit::{Admission, AdmissionError, ToolSpec};
 use crate::core::config::{wait_of, Config, Drift as DriftPolicy};
 use crate::core::drift::Drift;
-use crate::core::error::{with_diagnostics, ConfigError};
+use crate::core::error::{with_diagnostics, ConfigError, Failure, OAuthFailure};
 use crate::core::jcs::{format_f64, write_string};
-use crate::core::result::{map_result, CallFailure};
+use crate::core::result::map_result;
 use crate::core::secrets::Secrets;
 use crate::core::sweep::{sweep, PageError, SweepBounds, SweepError};
 use crate::core::validate::describe;
-use crate::transport::observe::{Inbound, TRANSPORT_FAILURE};
+use crate::transport::observe::Inbound;
 use crate::transport::Wire;
 use futures::future::BoxFuture;
 use serde_json::{json, Value};
@@ -27,7 +27,7 @@ pub const DEFAULT_TIMEOUT_MS: f64 = 60_000.0;
 /// Failures our transports report carry their server text redacted already.
 fn redacted(secrets: &Secrets, e: RpcError) -> RpcError {
     match e {
-        RpcError::Remote { code, message } if code != TRANSPORT_FAILURE => RpcError::Remote {
+        RpcError::Remote { code, message } => RpcError::Remote {
             code,
             message: secrets.redact(&message),
         },
@@ -44,6 +44,8 @@ pub enum SourceError<H> {
     Refused(ConfigError),
     /// A plain `Error`.
     Failed(String),
+    /// An OAuth failure the host can tell apart by its kind (`OAuthError`).
+    OAuth(OAuthFailure, String),
     /// The host's own error, as it was thrown.
     Host(H),
 }
@@ -51,6 +53,15 @@ pub enum SourceError<H> {
 impl<H> From<ConfigError> for SourceError<H> {
     fn from(e: ConfigError) -> Self {
         SourceError::Refused(e)
+    }
+}
+
+impl<H> From<Failure> for SourceError<H> {
+    fn from(f: Failure) -> Self {
+        match f.oauth {
+            Some(kind) => SourceError::OAuth(kind, f.message),
+            None => SourceError::Failed(f.message),
+        }
     }
 }
 
@@ -314,16 +325,15 @@ impl<C: Connector> Source<C> {
                 self.forget_live(&conn);
                 // A connection that ended says how (stderr included); any other failure gets
                 // the server's last words here.
-                let message = match e {
-                    RpcError::Closed(reason) => reason,
-                    other => with_diagnostics(
-                        redacted(&self.secrets, other).describe(),
-                        conn.rpc.wire().diagnostics(),
-                    ),
+                let failure = match e {
+                    RpcError::Closed(reason) => reason.into(),
+                    other => redacted(&self.secrets, other)
+                        .into_failure()
+                        .map_message(|m| with_diagnostics(m, conn.rpc.wire().diagnostics())),
                 };
                 conn.rpc.close("mcp: the handshake failed");
                 conn.rpc.wire().abort().await;
-                Err(SourceError::Failed(message))
+                Err(failure.into())
             }
         }
     }
@@ -385,7 +395,7 @@ impl<C: Connector> Source<C> {
                         .await
                         .map_err(|e| match e {
                             RpcError::TimedOut => PageError::TimedOut,
-                            other => PageError::Failed(redacted(&secrets, other).describe()),
+                            other => PageError::Failed(redacted(&secrets, other).into_failure()),
                         })
                 }
             },
@@ -394,9 +404,9 @@ impl<C: Connector> Source<C> {
         .await;
         result.map_err(|e| match e {
             SweepError::Refused(r) => SourceError::Refused(r),
-            SweepError::Failed(m) => {
-                SourceError::Failed(format!("mcp: tools/list of '{}' failed: {m}", self.id))
-            }
+            SweepError::Failed(f) => f
+                .map_message(|m| format!("mcp: tools/list of '{}' failed: {m}", self.id))
+                .into(),
         })
     }
 
@@ -411,23 +421,23 @@ impl<C: Connector> Source<C> {
         index: usize,
         input: &str,
         progress: Option<Listener>,
-        done: impl FnOnce(u64, Result<String, CallFailure>) + Send + 'static,
-    ) -> Result<u64, CallFailure> {
+        done: impl FnOnce(u64, Result<String, Failure>) + Send + 'static,
+    ) -> Result<u64, Failure> {
         let Some(spec) = snapshot.tools.get(index) else {
-            return Err(CallFailure(format!(
+            return Err(Failure::from(format!(
                 "mcp: '{}' has no tool #{index}",
                 self.id
             )));
         };
         let arguments: Value = serde_json::from_str(input).map_err(|e| {
-            CallFailure(format!(
+            Failure::from(format!(
                 "mcp: the input of tool '{}' is not JSON: {e}",
                 spec.name
             ))
         })?;
         let issues = spec.input.issues(&arguments);
         if !issues.is_empty() {
-            return Err(CallFailure(format!(
+            return Err(Failure::from(format!(
                 "mcp: invalid input for tool '{}': {}",
                 spec.name,
                 describe(&issues)
@@ -453,20 +463,17 @@ impl<C: Connector> Source<C> {
         let waiter = Waiter::new(move |reply: Result<Value, RpcError>| {
             let spec = &held.tools[index];
             let mapped = reply
-                .map_err(|e| {
-                    CallFailure(match e {
-                        RpcError::TimedOut => format!(
-                            "mcp: tool '{}' timed out after {}ms (timeouts.callMs)",
-                            spec.name,
-                            format_f64(call_ms)
-                        ),
-                        RpcError::Cancelled => format!("mcp: tool '{}' was aborted", spec.name),
-                        other => format!(
-                            "mcp: tool '{}' failed: {}",
-                            spec.name,
-                            redacted(&secrets, other).describe()
-                        ),
-                    })
+                .map_err(|e| match e {
+                    RpcError::TimedOut => format!(
+                        "mcp: tool '{}' timed out after {}ms (timeouts.callMs)",
+                        spec.name,
+                        format_f64(call_ms)
+                    )
+                    .into(),
+                    RpcError::Cancelled => format!("mcp: tool '{}' was aborted", spec.name).into(),
+                    other => redacted(&secrets, other)
+                        .into_failure()
+                        .map_message(|m| format!("mcp: tool '{}' failed: {m}", spec.name)),
                 })
                 .and_then(|result| map_result(&spec.name, spec.output.as_ref(), result))
                 // serde_json's writer, not `Display`, which goes through `fmt` per token.

@@ -1,6 +1,7 @@
 // Uses the package the way an engine does; `tsc --noEmit` with strict on must accept it.
 import {
   ConfigError,
+  OAuthError,
   createMcp,
   mcp,
   resolveToolset,
@@ -127,4 +128,12 @@ export async function runEngine(source: McpToolSource, signal: AbortSignal): Pro
 
 export function wire(err: ConfigError): { code: 'config'; message: string; retryable: false } {
   return err.toWire();
+}
+
+/** An engine telling an OAuth failure apart by its kind, and reading the server's code. */
+export function oauthAction(err: unknown): string {
+  if (!(err instanceof OAuthError)) return 'other';
+  const kind: 'authorization_required' | 'refused' | 'step_up_exhausted' | 'authorization_exhausted' = err.kind;
+  const code: 'oauth' = err.toWire().code;
+  return `${code}:${kind}:${err.error ?? ''}`;
 }

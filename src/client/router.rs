@@ -22,6 +22,12 @@ impl Sink for Router {
         match event {
             Event::Message(Value::Array(batch)) => batch.into_iter().for_each(|m| self.handle(m)),
             Event::Message(message) => self.handle(message),
+            Event::Failed(id, failure) => {
+                let waiter = lock(&self.pending).take(id);
+                if let Some(waiter) = waiter {
+                    waiter.answer(Err(RpcError::Transport(failure)));
+                }
+            }
             Event::Closed(reason) => fail_all(&self.pending, &self.timer, &reason),
         }
     }

@@ -1,7 +1,7 @@
 //! JSON-RPC 2.0 over a transport: ids, pending replies, timeouts, cancellation, server pings.
 
 use super::router::Router;
-use crate::transport::observe::TRANSPORT_FAILURE;
+use crate::core::error::Failure;
 use crate::transport::Wire;
 use serde_json::{json, Value};
 use std::collections::{BTreeSet, HashMap};
@@ -18,6 +18,8 @@ pub enum RpcError {
         code: i64,
         message: String,
     },
+    /// Our transport could not deliver the request (its text is ours, already redacted).
+    Transport(Failure),
     /// The connection is gone (closed by us, or the server died).
     Closed(String),
     TimedOut,
@@ -28,11 +30,19 @@ pub enum RpcError {
 impl RpcError {
     pub fn describe(&self) -> String {
         match self {
-            RpcError::Remote { code, message } if *code == TRANSPORT_FAILURE => message.clone(),
             RpcError::Remote { code, message } => format!("MCP error {code}: {message}"),
+            RpcError::Transport(failure) => failure.message.clone(),
             RpcError::Closed(reason) => reason.clone(),
             RpcError::TimedOut => "request timed out".into(),
             RpcError::Cancelled => "request was cancelled".into(),
+        }
+    }
+
+    /// What the caller is told: `describe()`'s text, with the OAuth kind our transport gave it.
+    pub fn into_failure(self) -> Failure {
+        match self {
+            RpcError::Transport(failure) => failure,
+            other => other.describe().into(),
         }
     }
 }

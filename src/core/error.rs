@@ -37,3 +37,76 @@ pub fn with_diagnostics(message: String, diagnostics: Option<String>) -> String 
         None => message,
     }
 }
+
+/// An OAuth failure a host can act on, told apart by its kind rather than by its message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OAuthFailure {
+    /// A new authorization is needed and `http.oauth.authorize` is not set.
+    AuthorizationRequired,
+    /// The authorization server refused a request: its RFC 6749 `error` code (cleaned by
+    /// `oauth::error_code`), when it sent one. Never its description.
+    Refused(Option<String>),
+    /// The server still answered `insufficient_scope` after the last step-up authorization.
+    StepUpExhausted,
+    /// The server still refused the token after the last authorization.
+    AuthorizationExhausted,
+}
+
+impl OAuthFailure {
+    /// The `kind` the host's error carries.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            OAuthFailure::AuthorizationRequired => "authorization_required",
+            OAuthFailure::Refused(_) => "refused",
+            OAuthFailure::StepUpExhausted => "step_up_exhausted",
+            OAuthFailure::AuthorizationExhausted => "authorization_exhausted",
+        }
+    }
+
+    /// The authorization server's error code, for a refusal.
+    pub fn error(&self) -> Option<&str> {
+        match self {
+            OAuthFailure::Refused(code) => code.as_deref(),
+            _ => None,
+        }
+    }
+}
+
+/// A runtime failure (a plain `Error` on the JS side), or an OAuth one when `oauth` says which.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Failure {
+    pub message: String,
+    pub oauth: Option<OAuthFailure>,
+}
+
+impl Failure {
+    pub fn oauth(kind: OAuthFailure, message: String) -> Self {
+        Self {
+            message,
+            oauth: Some(kind),
+        }
+    }
+
+    /// The same failure with its message rewritten (a prefix naming where it happened).
+    pub fn map_message(self, f: impl FnOnce(String) -> String) -> Self {
+        Self {
+            message: f(self.message),
+            oauth: self.oauth,
+        }
+    }
+}
+
+impl From<String> for Failure {
+    fn from(message: String) -> Self {
+        Self {
+            message,
+            oauth: None,
+        }
+    }
+}
+
+impl From<&str> for Failure {
+    fn from(message: &str) -> Self {
+        message.to_owned().into()
+    }
+}

@@ -8,7 +8,7 @@
 //! URL is named by its key or its role, never shown.
 
 use super::config::{describe_type, literal, only_known_keys, refuse};
-use super::error::Result;
+use super::error::{Failure, OAuthFailure, Result};
 use super::raw::Raw;
 use url::Url;
 
@@ -629,6 +629,19 @@ impl RedirectError {
     }
 }
 
+/// A refusal in the redirect is the authorization server's (typed, with its code); the rest
+/// are plain failures.
+impl From<RedirectError> for Failure {
+    fn from(e: RedirectError) -> Self {
+        match &e {
+            RedirectError::Refused(code) => {
+                Failure::oauth(OAuthFailure::Refused(Some(error_code(code))), e.describe())
+            }
+            _ => e.describe().into(),
+        }
+    }
+}
+
 /// The code of the redirect the authorization server sent the user to, once its `state` is the
 /// request's and its `iss` (RFC 9207) the issuer's (required when the metadata promises it).
 pub fn read_redirect(
@@ -931,6 +944,12 @@ mod tests {
         let e = read_redirect(refused, "st4te", None, false).unwrap_err();
         assert_eq!(e, RedirectError::Refused("access_denied".into()));
         assert!(!e.describe().contains("secret text"));
+        let typed = Failure::from(e);
+        assert_eq!(
+            typed.oauth,
+            Some(OAuthFailure::Refused(Some("access_denied".into())))
+        );
+        assert_eq!(Failure::from(RedirectError::StateMismatch).oauth, None);
         assert_eq!(error_code("bad\"code<script>"), "badcodescript");
     }
 }

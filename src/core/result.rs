@@ -2,20 +2,13 @@
 //! then `structuredContent` (required by, and validated against, a declared outputSchema), else
 //! the content blocks (one string when all are text, else an array).
 
+use super::error::Failure;
 use super::validate::{describe, Compiled};
 use serde_json::{Map, Value};
 
-/// A failed call: `execute` rejects with a plain `Error` of this message.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CallFailure(pub String);
-
-pub fn map_result(
-    tool: &str,
-    output: Option<&Compiled>,
-    result: Value,
-) -> Result<Value, CallFailure> {
+pub fn map_result(tool: &str, output: Option<&Compiled>, result: Value) -> Result<Value, Failure> {
     let Value::Object(mut result) = result else {
-        return Err(CallFailure(format!(
+        return Err(Failure::from(format!(
             "mcp: tool '{tool}' returned a result that is not an object"
         )));
     };
@@ -23,14 +16,14 @@ pub fn map_result(
         Some(Value::Array(blocks)) => blocks,
         None | Some(Value::Null) => Vec::new(),
         Some(_) => {
-            return Err(CallFailure(format!(
+            return Err(Failure::from(format!(
                 "mcp: tool '{tool}' returned 'content' that is not an array"
             )))
         }
     };
     if result.get("isError") == Some(&Value::Bool(true)) {
         let text = joined_text(&content);
-        return Err(CallFailure(if text.is_empty() {
+        return Err(Failure::from(if text.is_empty() {
             "MCP tool reported an error".to_owned()
         } else {
             text
@@ -41,7 +34,7 @@ pub fn map_result(
         Some(v) => Some(v),
     };
     match (output, structured) {
-        (Some(_), None) => Err(CallFailure(format!(
+        (Some(_), None) => Err(Failure::from(format!(
             "mcp: tool '{tool}' has an output schema but did not return structured content"
         ))),
         (Some(validator), Some(value)) => {
@@ -49,7 +42,7 @@ pub fn map_result(
             if issues.is_empty() {
                 Ok(value)
             } else {
-                Err(CallFailure(format!(
+                Err(Failure::from(format!(
                     "mcp: tool '{tool}' returned structured content that does not match its output schema: {}",
                     describe(&issues)
                 )))
@@ -122,7 +115,7 @@ mod tests {
 
     #[test]
     fn errors_follow_the_contract_order() {
-        let err = |r: Value, out: Option<&Compiled>| map_result("t", out, r).unwrap_err().0;
+        let err = |r: Value, out: Option<&Compiled>| map_result("t", out, r).unwrap_err().message;
         assert_eq!(
             err(
                 json!({"isError": true, "content": [{"type": "text", "text": "boom"}]}),

@@ -3,7 +3,7 @@
 //! The wire is abstracted as one page fetch, so the guards are tested here without a server.
 
 use super::config::wait_of;
-use super::error::ConfigError;
+use super::error::{ConfigError, Failure};
 use serde_json::Value;
 use std::collections::HashSet;
 use std::future::Future;
@@ -22,15 +22,15 @@ pub struct SweepBounds {
 pub enum PageError {
     TimedOut,
     /// Anything else: a JSON-RPC error, a dead connection. Passed through unchanged.
-    Failed(String),
+    Failed(Failure),
 }
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum SweepError {
     /// A bound or guard: a typed refusal.
     Refused(ConfigError),
-    /// The wire failed: a plain error.
-    Failed(String),
+    /// The wire failed: a plain error (or an OAuth one).
+    Failed(Failure),
 }
 
 fn refused(message: String) -> SweepError {

@@ -22,6 +22,11 @@ pub const TOOL_NAME_PATTERN: &str = admit::TOOL_NAME_PATTERN;
 #[napi]
 pub const CONFIG_CODE: &str = super::errors::CONFIG_CODE;
 
+/// The code of an OAuth failure crossing into JS (`errors::OAUTH_CODE`), with its `kind` and
+/// `error`: the JS side rebuilds it as an `OAuthError`.
+#[napi]
+pub const OAUTH_CODE: &str = super::errors::OAUTH_CODE;
+
 /// A batch from `takeCompletions()` is `[[id, kind, value], ...]`, its kinds written as one
 /// digit each (`completions`): as the JS side reads them after `JSON.parse`.
 const fn kind_number(kind: char) -> u32 {
@@ -44,7 +49,6 @@ mod tests {
     use super::*;
     use crate::core::config::Config;
     use crate::core::raw::Raw;
-    use crate::core::result::CallFailure;
     use serde_json::{json, Value};
 
     /// Reads `TOOL_NAME_PATTERN` (a character class and a length range) as a matcher, so the
@@ -131,7 +135,7 @@ mod tests {
         let batch = Completions::new(|| {});
         batch.push_progress(1, "{}");
         batch.push(1, Ok("null".into()));
-        batch.push(2, Err(CallFailure("no".into())));
+        batch.push(2, Err("no".into()));
         let parsed: Value = serde_json::from_str(&batch.take_with(str::to_owned).unwrap()).unwrap();
         let kinds: Vec<u64> = parsed
             .as_array()

@@ -3,7 +3,7 @@
 
 use super::binding_source::{Calls, NodeSource};
 use crate::client::rpc::Listener;
-use crate::core::result::CallFailure;
+use crate::core::error::Failure;
 use crate::source::Snapshot;
 use crate::transport::inprocess::collect_sends;
 use napi::bindgen_prelude::{Either, Env};
@@ -76,7 +76,7 @@ impl NativeSnapshot {
         };
         Ok(match started {
             Ok(id) => Either::A(id as i64),
-            Err(CallFailure(message)) => Either::B(message),
+            Err(Failure { message, .. }) => Either::B(message),
         })
     }
 

@@ -122,7 +122,7 @@ impl NativeSource {
                 });
                 Some(
                     OAuth::new(settings.clone(), url, host, secrets.clone())
-                        .map_err(|e| napi::Error::new("GenericFailure".to_owned(), e))?,
+                        .map_err(|e| napi::Error::new("GenericFailure".to_owned(), e.message))?,
                 )
             }
             _ => None,

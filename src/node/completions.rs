@@ -3,12 +3,12 @@
 //! A reply is read on a runtime thread; settling its Promise must happen on the JS thread.
 //! Crossing once per call (a thread-safe function per Promise) costs more than the call
 //! itself, so finished calls accumulate here as one JSON text, `[[id, kind, value], ...]` (kind 0 progress,
-//! 1 result, 2 failure), and
+//! 1 result, 2 failure: its message, or `{message, kind, error}` for an OAuth one), and
 //! the JS thread is woken only when the batch goes from empty to non-empty. Under load one
 //! wake-up and one `JSON.parse` settle many calls.
 
+use crate::core::error::Failure;
 use crate::core::jcs::write_string;
-use crate::core::result::CallFailure;
 use std::cell::Cell;
 use std::collections::VecDeque;
 use std::fmt::Write;
@@ -58,12 +58,27 @@ impl Completions {
     }
 
     /// A call finished: `Ok` holds the JSON text of its value, `Err` its failure.
-    pub fn push(&self, id: u64, outcome: Result<String, CallFailure>) {
+    pub fn push(&self, id: u64, outcome: Result<String, Failure>) {
         match outcome {
             Ok(json) => self.append(id, RESULT, |text| text.push_str(&json)),
-            Err(CallFailure(message)) => {
-                self.append(id, FAILURE, |text| write_string(text, &message))
-            }
+            Err(Failure {
+                message,
+                oauth: None,
+            }) => self.append(id, FAILURE, |text| write_string(text, &message)),
+            Err(Failure {
+                message,
+                oauth: Some(oauth),
+            }) => self.append(id, FAILURE, |text| {
+                text.push_str("{\"message\":");
+                write_string(text, &message);
+                text.push_str(",\"kind\":");
+                write_string(text, oauth.kind());
+                if let Some(error) = oauth.error() {
+                    text.push_str(",\"error\":");
+                    write_string(text, error);
+                }
+                text.push('}');
+            }),
         }
     }
 
@@ -155,7 +170,7 @@ mod tests {
         let (c, wakes) = counted();
         assert_eq!(c.take_with(str::to_owned), None);
         c.push(1, Ok("{\"a\":1}".into()));
-        c.push(2, Err(CallFailure("bad \"x\"\n".into())));
+        c.push(2, Err("bad \"x\"\n".into()));
         c.push_progress(3, "{\"progress\":1}");
         c.push(3, Ok("\"s\"".into()));
         assert_eq!(wakes.load(Ordering::SeqCst), 1);
@@ -168,6 +183,27 @@ mod tests {
         assert_eq!(c.take_with(str::to_owned), None);
         c.push(4, Ok("null".into()));
         assert_eq!(wakes.load(Ordering::SeqCst), 2);
+    }
+
+    #[test]
+    fn an_oauth_failure_carries_its_kind_and_code() {
+        use crate::core::error::OAuthFailure;
+        let (c, _) = counted();
+        let refused = OAuthFailure::Refused(Some("invalid_grant".into()));
+        c.push(1, Err(Failure::oauth(refused, "no \"1\"".into())));
+        c.push(
+            2,
+            Err(Failure::oauth(OAuthFailure::StepUpExhausted, "no".into())),
+        );
+        let text = c.take_with(str::to_owned).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!([
+                [1, 2, {"message": "no \"1\"", "kind": "refused", "error": "invalid_grant"}],
+                [2, 2, {"message": "no", "kind": "step_up_exhausted"}]
+            ])
+        );
     }
 
     #[test]

@@ -1,12 +1,15 @@
 //! Errors crossing into JS carry a `code` the JS wrapper maps to classes: `RULVAR_CONFIG`
-//! becomes the host's `ConfigError`; an error without it stays a plain `Error`.
+//! becomes the host's `ConfigError`, `RULVAR_OAUTH` (with `kind` and `error`) an `OAuthError`;
+//! an error without one stays a plain `Error`.
 
+use crate::core::error::OAuthFailure;
 use crate::core::ConfigError;
 use crate::source::SourceError;
 use napi::bindgen_prelude::{Env, Unknown};
 use napi::{sys, Error};
 
 pub const CONFIG_CODE: &str = "RULVAR_CONFIG";
+pub const OAUTH_CODE: &str = "RULVAR_OAUTH";
 
 pub type JsError = Error<String>;
 
@@ -23,13 +26,19 @@ pub fn from_napi(e: Error) -> JsError {
 /// wrapper; a host error object is handed back as it was thrown.
 pub fn to_js_error(env: &Env, e: SourceError<napi::Error>) -> napi::Error {
     match e {
-        SourceError::Refused(c) => js_error(env, &c.message, Some(CONFIG_CODE)),
-        SourceError::Failed(m) => js_error(env, &m, None),
+        SourceError::Refused(c) => js_error(env, &c.message, Some(CONFIG_CODE), None),
+        SourceError::Failed(m) => js_error(env, &m, None, None),
+        SourceError::OAuth(kind, m) => js_error(env, &m, Some(OAUTH_CODE), Some(&kind)),
         SourceError::Host(e) => e,
     }
 }
 
-fn js_error(env: &Env, message: &str, code: Option<&str>) -> napi::Error {
+fn js_error(
+    env: &Env,
+    message: &str,
+    code: Option<&str>,
+    oauth: Option<&OAuthFailure>,
+) -> napi::Error {
     let raw = env.raw();
     let build = || -> napi::Result<sys::napi_value> {
         let msg = super::js::create_string(raw, message)?;
@@ -43,6 +52,14 @@ fn js_error(env: &Env, message: &str, code: Option<&str>) -> napi::Error {
             unsafe { sys::napi_create_error(raw, code, msg, &mut out) },
             "error creation",
         )?;
+        if let Some(oauth) = oauth {
+            let kind = super::js::create_string(raw, oauth.kind())?;
+            super::js::set_member(raw, out, "kind", kind)?;
+            if let Some(error) = oauth.error() {
+                let error = super::js::create_string(raw, error)?;
+                super::js::set_member(raw, out, "error", error)?;
+            }
+        }
         Ok(out)
     };
     match build() {

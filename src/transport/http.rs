@@ -9,6 +9,7 @@ use super::oauth::OAuth;
 use super::observe::Inbound;
 use super::sse::SseParser;
 use super::{Wire, MAX_FRAME_BYTES};
+use crate::core::error::Failure;
 use crate::core::oauth::{Challenge, MAX_AUTHORIZATIONS};
 use crate::core::secrets::Secrets;
 use futures::future::BoxFuture;
@@ -149,7 +150,7 @@ impl Shared {
     async fn request_headers(
         &self,
         accept: &'static str,
-    ) -> Result<(HeaderMap, Option<String>), String> {
+    ) -> Result<(HeaderMap, Option<String>), Failure> {
         let mut map = HeaderMap::new();
         for (name, value) in self.headers.headers().await? {
             let name = HeaderName::from_bytes(name.as_bytes())
@@ -196,7 +197,7 @@ impl Shared {
         body: Option<&str>,
         accept: &'static str,
         last_id: Option<&str>,
-    ) -> Result<reqwest::Response, String> {
+    ) -> Result<reqwest::Response, Failure> {
         let mut recoveries = 0;
         loop {
             let (mut headers, sent) = self.request_headers(accept).await?;
@@ -248,9 +249,9 @@ impl Shared {
     }
 
     async fn post(self: Arc<Self>, body: String, request_id: Option<u64>) {
-        let fail = |message: String| {
+        let fail = |failure: Failure| {
             if let Some(id) = request_id {
-                self.inbound.fail_request(id, message);
+                self.inbound.fail_request(id, failure);
             }
         };
         let response = self
@@ -282,10 +283,7 @@ impl Shared {
                     self.url
                 ));
             }
-            return fail(format!(
-                "mcp: POST {} answered HTTP {status}: {detail}",
-                self.url
-            ));
+            return fail(format!("mcp: POST {} answered HTTP {status}: {detail}", self.url).into());
         }
         let content_type = content_type(&response);
         if content_type.starts_with("text/event-stream") {
@@ -294,7 +292,7 @@ impl Shared {
                 return;
             }
             if let Some(refusal) = end.refused {
-                return fail(refusal);
+                return fail(refusal.into());
             }
             if let (Some(id), Some(last_id)) = (request_id, end.last_id) {
                 self.resume(id, last_id, end.retry).await;
@@ -306,12 +304,12 @@ impl Shared {
                         fail("mcp: the server answered with a body that is not JSON".into());
                     }
                 }
-                Err(e) => fail(e),
+                Err(e) => fail(e.into()),
             }
         } else {
             fail(format!(
                 "mcp: the server answered with content type '{content_type}', expected application/json or text/event-stream"
-            ));
+            ).into());
         }
         // A stream that ended without answering its request fails it rather than leave it
         // hanging; after a real answer the dispatcher ignores this one (the id is gone).
@@ -402,7 +400,8 @@ impl Shared {
     async fn deliver_initialized(&self, body: String) -> Result<(), String> {
         let response = self
             .send(Some(&body), "application/json, text/event-stream", None)
-            .await?;
+            .await
+            .map_err(|f| f.message)?;
         if let Some(id) = response
             .headers()
             .get(SESSION)
@@ -565,7 +564,7 @@ impl Wire for HttpWire {
                         .headers(headers)
                         .send()
                         .await
-                        .map_err(|e| e.to_string())
+                        .map_err(|e| Failure::from(e.to_string()))
                 };
                 let _ = tokio::time::timeout(DELETE_TIMEOUT, delete).await;
             }

@@ -13,6 +13,7 @@
 //! Every token, code, verifier, `state`, client secret, assertion and redirect URL is
 //! remembered in `Secrets` the moment it exists, and no message here is built from one.
 
+use crate::core::error::{Failure, OAuthFailure};
 use crate::core::oauth::{
     authorization_server_metadata_urls, error_code, issuers_match, legacy_authorization_server,
     legacy_endpoint, read_redirect, resource_allowed, resource_metadata_urls, select_auth_method,
@@ -190,7 +191,7 @@ impl OAuth {
         server_url: &str,
         host: Arc<dyn OAuthHost>,
         secrets: Arc<Secrets>,
-    ) -> Result<Arc<OAuth>, String> {
+    ) -> Result<Arc<OAuth>, Failure> {
         super::http::ensure_crypto_provider();
         let http = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
@@ -230,7 +231,7 @@ impl OAuth {
         *lock(&self.current) = Some(tokens);
     }
 
-    async fn load_tokens(&self) -> Result<Option<Tokens>, String> {
+    async fn load_tokens(&self) -> Result<Option<Tokens>, Failure> {
         let value = self.host.load(self.tokens_key()).await?;
         let tokens = value.and_then(|v| serde_json::from_value::<Tokens>(v).ok());
         if let Some(t) = &tokens {
@@ -242,15 +243,15 @@ impl OAuth {
         Ok(tokens)
     }
 
-    async fn save_tokens(&self, tokens: Tokens) -> Result<(), String> {
+    async fn save_tokens(&self, tokens: Tokens) -> Result<(), Failure> {
         let value = serde_json::to_value(&tokens).unwrap_or(Value::Null);
         self.adopt(tokens);
-        self.host.save(self.tokens_key(), value).await
+        Ok(self.host.save(self.tokens_key(), value).await?)
     }
 
     /// The access token for the next request, refreshed first when it is about to expire;
     /// `None` before any authorization (the request then meets the server's 401).
-    pub async fn bearer(&self) -> Result<Option<String>, String> {
+    pub async fn bearer(&self) -> Result<Option<String>, Failure> {
         if self.loaded.load(Ordering::Acquire) {
             match lock(&self.current).as_ref() {
                 None => return Ok(None),
@@ -290,7 +291,7 @@ impl OAuth {
         status: u16,
         challenge: Challenge,
         sent: Option<String>,
-    ) -> Result<(), String> {
+    ) -> Result<(), Failure> {
         let mut flight = self.flight.lock().await;
         self.loaded.store(true, Ordering::Release);
         if self.access() != sent {
@@ -316,15 +317,15 @@ impl OAuth {
         let attempt = self.attempts.fetch_add(1, Ordering::AcqRel) + 1;
         if attempt > MAX_AUTHORIZATIONS {
             return Err(if step_up {
-                format!(
+                Failure::oauth(OAuthFailure::StepUpExhausted, format!(
                     "mcp: oauth: step-up exhausted: '{}' still refuses the token as insufficient_scope after {MAX_AUTHORIZATIONS} authorizations",
                     self.server_url
-                )
+                ))
             } else {
-                format!(
+                Failure::oauth(OAuthFailure::AuthorizationExhausted, format!(
                     "mcp: oauth: '{}' still refuses the token after {MAX_AUTHORIZATIONS} authorizations",
                     self.server_url
-                )
+                ))
             });
         }
         let reason = if step_up {
@@ -365,7 +366,11 @@ impl OAuth {
 
     /// Protected resource metadata, then the authorization server's, cached per source until a
     /// challenge names other resource metadata.
-    async fn discover(&self, flight: &mut Flight, from: Option<&str>) -> Result<Discovery, String> {
+    async fn discover(
+        &self,
+        flight: &mut Flight,
+        from: Option<&str>,
+    ) -> Result<Discovery, Failure> {
         if let Some(d) = &flight.discovery {
             if from.is_none() || d.from.as_deref() == from {
                 return Ok(d.clone());
@@ -391,7 +396,7 @@ impl OAuth {
                 return Err(format!(
                     "mcp: oauth: the protected resource metadata of '{}' names the resource '{named}', which does not cover it; no authorization was attempted",
                     self.server_url
-                ));
+                ).into());
             }
             resource = Some(named.to_owned());
             resource_scopes = string_list(prm.get("scopes_supported"));
@@ -414,7 +419,7 @@ impl OAuth {
                 Fetched::Broken(status) => {
                     return Err(format!(
                         "mcp: oauth: the authorization server's metadata at '{url}' answered HTTP {status}"
-                    ))
+                    ).into())
                 }
             }
         }
@@ -441,7 +446,7 @@ impl OAuth {
         flight: &mut Flight,
         d: &Discovery,
         scope: Option<&str>,
-    ) -> Result<ClientInfo, String> {
+    ) -> Result<ClientInfo, Failure> {
         if let Some(id) = &self.cfg.client_id {
             return Ok(ClientInfo {
                 client_id: id.clone(),
@@ -545,7 +550,7 @@ impl OAuth {
         Ok(c)
     }
 
-    async fn refresh(&self, flight: &mut Flight, held: &Tokens) -> Result<(), String> {
+    async fn refresh(&self, flight: &mut Flight, held: &Tokens) -> Result<(), Failure> {
         let Some(refresh_token) = held.refresh_token.clone() else {
             return Err("mcp: oauth: no refresh token".into());
         };
@@ -578,7 +583,7 @@ impl OAuth {
         challenge: &Challenge,
         step_up: bool,
         reason: &'static str,
-    ) -> Result<(), String> {
+    ) -> Result<(), Failure> {
         let d = self
             .discover(flight, challenge.resource_metadata.as_deref())
             .await?;
@@ -609,10 +614,10 @@ impl OAuth {
             return self.save_tokens(tokens).await;
         }
         if !self.host.can_authorize() {
-            return Err(format!(
+            return Err(Failure::oauth(OAuthFailure::AuthorizationRequired, format!(
                 "mcp: oauth: '{}' requires authorization and 'http.oauth.authorize' is not set (no stored token could be used)",
                 self.server_url
-            ));
+            )));
         }
         let scope = select_scope(
             challenge.scope.as_deref(),
@@ -672,8 +677,7 @@ impl OAuth {
             .and_then(|m| m.get("authorization_response_iss_parameter_supported"))
             == Some(&Value::Bool(true));
         let expected_iss = d.metadata.as_ref().map(|_| d.issuer());
-        let code = read_redirect(&redirect, &state, expected_iss.as_deref(), iss_required)
-            .map_err(|e| e.describe())?;
+        let code = read_redirect(&redirect, &state, expected_iss.as_deref(), iss_required)?;
         self.secrets.remember(&code);
         let params = vec![
             ("grant_type".to_owned(), "authorization_code".to_owned()),
@@ -693,7 +697,7 @@ impl OAuth {
         d: &Discovery,
         client: &ClientInfo,
         mut params: Vec<(String, String)>,
-    ) -> Result<Tokens, String> {
+    ) -> Result<Tokens, Failure> {
         let endpoint = d.endpoint("token_endpoint", "/token")?;
         if let Some(r) = &d.resource {
             params.push(("resource".to_owned(), r.clone()));
@@ -755,7 +759,7 @@ impl OAuth {
             return Err(format!(
                 "mcp: oauth: the token endpoint issued a '{}' token; only Bearer tokens are supported",
                 error_code(token_type)
-            ));
+            ).into());
         }
         let refresh_token = value
             .get("refresh_token")
@@ -854,10 +858,9 @@ fn pem_to_der(pem: &str) -> Result<Vec<u8>, String> {
         .map_err(|_| "mcp: oauth: 'http.oauth.privateKey' is not valid PEM".to_owned())
 }
 
-/// The authorization server refused: its error code (never its description), or the status.
 /// The JSON answer of a request to the authorization server, or the server's refusal (`what`
 /// names the request).
-async fn json_answer(response: reqwest::Response, what: &str) -> Result<Value, String> {
+async fn json_answer(response: reqwest::Response, what: &str) -> Result<Value, Failure> {
     let status = response.status();
     let body = read_body(response).await.unwrap_or_default();
     let value: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
@@ -867,14 +870,16 @@ async fn json_answer(response: reqwest::Response, what: &str) -> Result<Value, S
     Ok(value)
 }
 
-fn refusal(what: &str, status: u16, body: &Value) -> String {
-    match body.get("error").and_then(Value::as_str) {
+/// The authorization server refused: its error code (never its description), or the status.
+fn refusal(what: &str, status: u16, body: &Value) -> Failure {
+    let code = body.get("error").and_then(Value::as_str).map(error_code);
+    let message = match &code {
         Some(code) => format!(
-            "mcp: oauth: the authorization server refused the {what} ({}, HTTP {status})",
-            error_code(code)
+            "mcp: oauth: the authorization server refused the {what} ({code}, HTTP {status})"
         ),
         None => format!("mcp: oauth: the authorization server refused the {what} (HTTP {status})"),
-    }
+    };
+    Failure::oauth(OAuthFailure::Refused(code), message)
 }
 
 async fn read_body(mut response: reqwest::Response) -> Result<Vec<u8>, String> {

@@ -5,6 +5,7 @@
 //! reaches the JSON-RPC router.
 
 use crate::core::drift::Drift;
+use crate::core::error::Failure;
 use serde_json::Value;
 use std::sync::Arc;
 use tokio::sync::mpsc;
@@ -12,12 +13,12 @@ use tokio::sync::mpsc;
 /// serde_json's nesting limit for one message, which bounds the parser's stack.
 pub const MAX_JSON_DEPTH: usize = 128;
 
-/// The JSON-RPC error code of a request our own transport failed (not the server's answer).
-pub const TRANSPORT_FAILURE: i64 = -32099;
-
 #[derive(Debug)]
 pub enum Event {
     Message(Value),
+    /// Our own transport could not deliver request `id` (not the server's answer: no server
+    /// message can pose as one, so its text is ours and its OAuth kind is trusted).
+    Failed(u64, Failure),
     /// The connection is gone; pending requests fail with this reason.
     Closed(String),
 }
@@ -92,12 +93,8 @@ impl Inbound {
     }
 
     /// Answers a request the transport could not deliver, so its caller fails at once.
-    pub fn fail_request(&self, id: u64, message: String) {
-        self.sink.event(Event::Message(serde_json::json!({
-            "jsonrpc": "2.0",
-            "id": id,
-            "error": { "code": TRANSPORT_FAILURE, "message": message }
-        })));
+    pub fn fail_request(&self, id: u64, failure: impl Into<Failure>) {
+        self.sink.event(Event::Failed(id, failure.into()));
     }
 }
 
