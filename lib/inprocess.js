@@ -52,8 +52,14 @@ function makeInprocessBridge(server, getNative, settle) {
 
   // Called by the native side on the JS thread, in the middle of starting a call: the server
   // gets the message in a microtask, once the caller has registered the call it answers.
+  // Messages started in one turn share one microtask, in order.
+  const soon = [];
+  const drain = () => {
+    for (let i = 0; i < soon.length; i++) toServer(soon[i]);
+    soon.length = 0;
+  };
   function toServerSoon(text) {
-    queueMicrotask(() => toServer(text));
+    if (soon.push(text) === 1) queueMicrotask(drain);
   }
 
   async function detach() {

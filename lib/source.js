@@ -83,13 +83,14 @@ function createSource(native, HostConfigError, config) {
   // continuations ran: a caller that awaits one call and starts the next keeps the hold
   // without a native round trip per call.
   let releaseQueued = false;
+  const release = () => {
+    releaseQueued = false;
+    if (waiting.size === 0) hold(false);
+  };
   const releaseIfIdle = () => {
     if (releaseQueued || waiting.size !== 0) return;
     releaseQueued = true;
-    queueMicrotask(() => {
-      releaseQueued = false;
-      if (waiting.size === 0) hold(false);
-    });
+    queueMicrotask(release);
   };
   const settle = (batchText) => {
     if (batchText == null) return;
@@ -113,7 +114,7 @@ function createSource(native, HostConfigError, config) {
   };
   const wake = () => settleAll(nativeSource.takeCompletions());
   const bridge = isObject && config.transport === 'inprocess' && config.server != null
-    ? makeInprocessBridge(config.server, () => nativeSource, settleAll)
+    ? makeInprocessBridge(config.server, () => nativeSource, settle)
     : null;
 
   try {
@@ -138,33 +139,63 @@ function createSource(native, HostConfigError, config) {
   // share one 'abort' listener on it per source, however many are in flight: a listener per
   // call would pile up (Node warns past 10) and each would cost an add and a remove.
   const aborters = new Map();
-  function watch(signal, onAbort) {
+  function watch(signal, call) {
     let entry = aborters.get(signal);
     if (entry === undefined) {
       const calls = new Set();
       const listener = () => {
         aborters.delete(signal);
-        for (const abort of calls) abort();
+        for (const call of calls) call.abort();
       };
       entry = { calls, listener };
       aborters.set(signal, entry);
       signal.addEventListener('abort', listener, { once: true });
     }
-    entry.calls.add(onAbort);
+    entry.calls.add(call);
   }
-  function unwatch(signal, onAbort) {
+  function unwatch(signal, call) {
     const entry = aborters.get(signal);
     if (entry === undefined) return;
-    entry.calls.delete(onAbort);
+    entry.calls.delete(call);
     if (entry.calls.size === 0) {
       aborters.delete(signal);
       signal.removeEventListener('abort', entry.listener);
     }
   }
 
+  // A call in flight: what settles it, and what undoes its abort watch. One object per call,
+  // no closures: the in-process path runs at the speed of the server, so every allocation
+  // shows up in its latency.
+  class Call {
+    constructor(resolve, reject, log, signal, id, name, snapshot) {
+      this.resolve = resolve;
+      this.reject = reject;
+      this.log = log;
+      this.signal = signal;
+      this.id = id;
+      this.name = name;
+      this.snapshot = snapshot;
+    }
+
+    settle(ok, value) {
+      if (this.signal !== undefined) unwatch(this.signal, this);
+      if (ok) this.resolve(value);
+      else this.reject(callFailure(value));
+    }
+
+    // The call's ctx.signal aborted (through the one listener per signal, see watch()).
+    abort() {
+      if (waiting.get(this.id) !== this) return;
+      this.settle(false, `mcp: tool '${this.name}' was aborted`);
+      waiting.delete(this.id);
+      releaseIfIdle();
+      this.snapshot.cancel(this.id);
+    }
+  }
+
   function execute(snapshot, def, index, input, ctx) {
-    const signal = ctx != null ? ctx.signal : undefined;
-    if (signal != null && signal.aborted) {
+    const signal = ctx != null && ctx.signal != null ? ctx.signal : undefined;
+    if (signal !== undefined && signal.aborted) {
       return Promise.reject(new Error(`mcp: tool '${def.name}' was aborted`));
     }
     let text;
@@ -183,22 +214,8 @@ function createSource(native, HostConfigError, config) {
     }
     if (typeof started === 'string') return Promise.reject(new Error(started));
     return new Promise((resolve, reject) => {
-      const call = {
-        log,
-        settle(ok, value) {
-          if (signal != null) unwatch(signal, onAbort);
-          if (ok) resolve(value);
-          else reject(callFailure(value));
-        },
-      };
-      const onAbort = () => {
-        if (waiting.get(started) !== call) return;
-        call.settle(false, `mcp: tool '${def.name}' was aborted`);
-        waiting.delete(started);
-        releaseIfIdle();
-        snapshot.cancel(started);
-      };
-      if (signal != null) watch(signal, onAbort);
+      const call = new Call(resolve, reject, log, signal, started, def.name, snapshot);
+      if (signal !== undefined) watch(signal, call);
       waiting.set(started, call);
       hold(true);
     });

@@ -240,7 +240,7 @@ impl NativeSource {
     /// The in-process server's `send`: runs on the JS thread, so a listChanged is seen before
     /// `send` returns (a host waits one setImmediate and expects the next tools() to list again).
     /// A reply that finishes a call is routed right here; what finished comes back as
-    /// `takeCompletions()` would give it.
+    /// `takeCompletions()` would give it (the oldest segment; the rest, if any, by a wake-up).
     #[napi(catch_unwind, ts_return_type = "string | null")]
     pub fn deliver<'env>(&self, env: &'env Env, text: String) -> napi::Result<Unknown<'env>> {
         let inbound = self.inbound.as_ref().and_then(|slot| slot.lock().ok());
@@ -248,7 +248,9 @@ impl NativeSource {
             return js_null(env);
         };
         Completions::taken_by_caller(|| inbound.push_text(text.as_bytes()));
-        batch_to_js(env, &self.calls.completions)
+        let taken = batch_to_js(env, &self.calls.completions);
+        self.calls.completions.wake_if_pending();
+        taken
     }
 
     /// The in-process server side closed: pending requests fail now.

@@ -112,6 +112,20 @@ impl Completions {
         }
     }
 
+    /// After the JS thread took the oldest segment itself (`deliver`): a wake-up for any
+    /// segment left behind, so the caller need not ask again for what is almost never there.
+    pub fn wake_if_pending(&self) {
+        let wake = {
+            let mut batch = self.lock();
+            let wake = !batch.scheduled && !(batch.full.is_empty() && batch.text.is_empty());
+            batch.scheduled |= wake;
+            wake
+        };
+        if wake {
+            (self.wake)();
+        }
+    }
+
     /// Hands the oldest segment's JSON text to `read` (which copies it where it must go)
     /// without holding the lock, then keeps the buffer for later. Call until `None`: a busy
     /// source's batch comes in several segments. One reader at a time.
@@ -233,6 +247,23 @@ mod tests {
         assert_eq!(wakes.load(Ordering::SeqCst), 0);
         assert_eq!(c.take_with(str::to_owned).as_deref(), Some("[[7,1,1]]"));
         c.push(8, Ok("2".into()));
+        assert_eq!(wakes.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn a_caller_that_took_one_segment_of_several_leaves_the_rest_to_a_wake() {
+        let (c, wakes) = counted();
+        let big = format!("\"{}\"", "x".repeat(40_000));
+        Completions::taken_by_caller(|| {
+            c.push(1, Ok(big.clone()));
+            c.push(2, Ok(big.clone()));
+        });
+        assert!(c.take_with(str::to_owned).is_some());
+        c.wake_if_pending();
+        assert_eq!(wakes.load(Ordering::SeqCst), 1);
+        assert!(c.take_with(str::to_owned).is_some());
+        assert_eq!(c.take_with(str::to_owned), None);
+        c.wake_if_pending();
         assert_eq!(wakes.load(Ordering::SeqCst), 1);
     }
 }
