@@ -37,6 +37,10 @@ async function target(transport, tools) {
 
 const open = (t) => (spec.impl === 'addon' ? addonSource(t) : spec.impl === 'raw' ? rawSource(t) : sdkSource(t));
 
+// Every call of one measurement shares one context; with `spec.sharedSignal` it carries one
+// AbortSignal, as an engine hands its run-level signal to every tool call of a run.
+const callCtx = { runId: 'bench', ...(spec.sharedSignal ? { signal: new AbortController().signal } : {}) };
+
 async function calls(defs, name, input, total, concurrency) {
   const def = defs.find((d) => d.name === name);
   const latencies = [];
@@ -45,7 +49,7 @@ async function calls(defs, name, input, total, concurrency) {
     while (next < total) {
       next += 1;
       const t0 = performance.now();
-      await def.execute(input, { runId: 'bench' });
+      await def.execute(input, callCtx);
       latencies.push(performance.now() - t0);
     }
   };
@@ -109,6 +113,26 @@ async function main() {
     const defs = await source.tools();
     const [name, input] = op === 'big' ? ['big', {}] : ['echo', { text: 'hello' }];
     await calls(defs, name, input, 200, 8);
+    if (op === 'plateau') {
+      // RSS after a short warm-up (10,000 calls), sampled after a GC every 10,000 calls up to
+      // 110,000 (`growthMb`: the last sample against the first), then every 100,000 up to
+      // 1,010,000 (`plateauMb`: the median of the last three against the sample at 110,000).
+      const rss = () => {
+        gc();
+        return process.memoryUsage().rss / 2 ** 20;
+      };
+      await calls(defs, name, input, 10_000, 16);
+      const first = rss();
+      for (let i = 0; i < 10; i++) await calls(defs, name, input, 10_000, 16);
+      const at110k = rss();
+      const later = [];
+      for (let i = 0; i < 9; i++) {
+        await calls(defs, name, input, 100_000, 16);
+        later.push(rss());
+      }
+      const mid3 = (xs) => [...xs].sort((a, b) => a - b)[1];
+      return { growthMb: at110k - first, plateauMb: mid3(later.slice(-3)) - at110k, rssMb: at110k };
+    }
     if (op === 'growth') {
       // Growth means a leak only once the heaps have reached their working size: V8's young
       // generation and the allocators' arenas keep expanding over the first 100,000 calls or

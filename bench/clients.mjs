@@ -53,8 +53,10 @@ export function sdkSource(target) {
         parameters: t.inputSchema,
         executor: 'inprocess',
         needsApproval: false,
-        async execute(input) {
-          const result = await client.callTool({ name: t.name, arguments: input ?? {} });
+        async execute(input, ctx) {
+          // As the TypeScript mcp() does: the call's signal goes to the SDK request.
+          const options = ctx?.signal ? { signal: ctx.signal } : undefined;
+          const result = await client.callTool({ name: t.name, arguments: input ?? {} }, undefined, options);
           if (result.isError) throw new Error(result.content.map((c) => c.text ?? '').join('') || 'MCP tool reported an error');
           if (result.structuredContent !== undefined) return result.structuredContent;
           return result.content.every((c) => c.type === 'text') ? result.content.map((c) => c.text).join('') : result.content;

@@ -117,7 +117,8 @@ impl Completions {
     pub fn wake_if_pending(&self) {
         let wake = {
             let mut batch = self.lock();
-            let wake = !batch.scheduled && !(batch.full.is_empty() && batch.text.is_empty());
+            let left = !batch.full.is_empty() || !batch.text.is_empty();
+            let wake = left && !batch.scheduled;
             batch.scheduled |= wake;
             wake
         };
@@ -253,7 +254,7 @@ mod tests {
     #[test]
     fn a_caller_that_took_one_segment_of_several_leaves_the_rest_to_a_wake() {
         let (c, wakes) = counted();
-        let big = format!("\"{}\"", "x".repeat(40_000));
+        let big = format!("\"{}\"", "x".repeat(60_000)); // one segment each
         Completions::taken_by_caller(|| {
             c.push(1, Ok(big.clone()));
             c.push(2, Ok(big.clone()));
