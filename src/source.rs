@@ -2,13 +2,14 @@
 //! sweeps, the drift poison, and close (which resets all of it, so tools() connects afresh).
 
 use crate::client::handshake;
-use crate::client::rpc::{Listener, Rpc, RpcError, Waiter};
+use crate::client::rpc::{Answer, Fast, Listener, Rpc, RpcError, Waiter};
 use crate::core::admit::{Admission, AdmissionError, ToolSpec};
 use crate::core::config::{wait_of, Config, Drift as DriftPolicy};
 use crate::core::drift::Drift;
 use crate::core::error::{with_diagnostics, ConfigError, Failure, OAuthFailure};
 use crate::core::jcs::{format_f64, write_string};
-use crate::core::result::map_result;
+use crate::core::lite::RawObject;
+use crate::core::result::{map_raw_result, map_result};
 use crate::core::secrets::Secrets;
 use crate::core::sweep::{sweep, PageError, SweepBounds, SweepError};
 use crate::core::validate::describe;
@@ -460,7 +461,16 @@ impl<C: Connector> Source<C> {
         params.push('}');
         let held = snapshot.clone();
         let secrets = self.secrets.clone();
-        let waiter = Waiter::new(move |reply: Result<Value, RpcError>| {
+        let fast_held = snapshot.clone();
+        let fast: Fast = Arc::new(move |result: &RawObject| {
+            let spec = &fast_held.tools[index];
+            map_raw_result(&spec.name, spec.output.as_ref(), result)
+        });
+        let waiter = Waiter::answered(Some(fast), move |answer| {
+            let reply = match answer {
+                Answer::Mapped(outcome) => return done(id, outcome),
+                Answer::Reply(reply) => reply,
+            };
             let spec = &held.tools[index];
             let mapped = reply
                 .map_err(|e| match e {

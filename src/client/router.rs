@@ -2,9 +2,11 @@
 //! (replies, progress), answers the server's own requests, and fails everything pending when
 //! the connection ends.
 
-use super::rpc::{fail_all, lock, RpcError, Shared};
+use super::rpc::{fail_all, lock, Answer, RpcError, Shared};
+use crate::core::lite::RawObject;
 use crate::transport::observe::{Event, Sink};
 use crate::transport::Wire;
+use serde::Deserialize;
 use serde_json::{json, Value};
 use std::sync::{Arc, OnceLock};
 use tokio::sync::Notify;
@@ -18,6 +20,36 @@ pub struct Router {
 }
 
 impl Sink for Router {
+    /// A reply whose waiter can map its result from text (a tool call's) is answered here,
+    /// without a `Value` of the whole message: the envelope is read with the result left as
+    /// text, and the waiter's `Fast` does the rest. Anything else (a request, a notification,
+    /// an error, a batch, a repeated key, a waiter without `Fast`, a result `Fast` declines)
+    /// is left to the `Value` path, which alone decides what is unusual.
+    fn frame(&self, frame: &[u8]) -> bool {
+        // serde reads a struct from an array too (by position): only an object is a reply.
+        if frame.trim_ascii_start().first() != Some(&b'{') {
+            return false;
+        }
+        let Ok(reply) = serde_json::from_slice::<ReplyText>(frame) else {
+            return false;
+        };
+        if reply.method || reply.error {
+            return false;
+        }
+        let Some(fast) = lock(&self.pending).fast(reply.id) else {
+            return false;
+        };
+        let Some(outcome) = fast(&reply.result) else {
+            return false;
+        };
+        // Gone meanwhile (timed out, cancelled): the outcome has no one to go to.
+        let waiter = lock(&self.pending).take(reply.id);
+        if let Some(waiter) = waiter {
+            waiter.give(Answer::Mapped(outcome));
+        }
+        true
+    }
+
     fn event(&self, event: Event) {
         match event {
             Event::Message(Value::Array(batch)) => batch.into_iter().for_each(|m| self.handle(m)),
@@ -31,6 +63,22 @@ impl Sink for Router {
             Event::Closed(reason) => fail_all(&self.pending, &self.timer, &reason),
         }
     }
+}
+
+/// A response as `Router::frame` reads it: `method` and `error` only noted as present.
+#[derive(serde::Deserialize)]
+struct ReplyText<'a> {
+    id: u64,
+    #[serde(borrow)]
+    result: RawObject<'a>,
+    #[serde(default, deserialize_with = "present")]
+    method: bool,
+    #[serde(default, deserialize_with = "present")]
+    error: bool,
+}
+
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    serde::de::IgnoredAny::deserialize(d).map(|_| true)
 }
 
 impl Router {

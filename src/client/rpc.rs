@@ -2,6 +2,7 @@
 
 use super::router::Router;
 use crate::core::error::Failure;
+use crate::core::lite::RawObject;
 use crate::transport::Wire;
 use serde_json::{json, Value};
 use std::collections::{BTreeSet, HashMap};
@@ -51,26 +52,57 @@ pub type Reply = Result<Value, RpcError>;
 /// Receives the params of each `notifications/progress` for one request, on the reading thread.
 pub type Listener = Arc<dyn Fn(Value) + Send + Sync>;
 
+/// Maps a reply's `result` while it is still text (see `Router::frame`): the outcome, or
+/// `None` to have the reply parsed into a `Value` and answered as any other.
+pub type Fast = Arc<dyn Fn(&RawObject<'_>) -> Option<Result<String, Failure>> + Send + Sync>;
+
+/// What a waiter is answered with: the reply, or what its `Fast` made of it.
+pub enum Answer {
+    Reply(Reply),
+    Mapped(Result<String, Failure>),
+}
+
 /// Takes a request's reply exactly once. One dropped unanswered (its connection torn down
 /// without a reason) answers "connection closed", so no caller ever waits forever.
-pub struct Waiter(Option<Box<dyn FnOnce(Reply) + Send>>);
+pub struct Waiter {
+    f: Option<Box<dyn FnOnce(Answer) + Send>>,
+    fast: Option<Fast>,
+}
 
 impl Waiter {
     pub fn new(f: impl FnOnce(Reply) + Send + 'static) -> Self {
-        Self(Some(Box::new(f)))
+        Self::answered(None, move |answer| match answer {
+            Answer::Reply(reply) => f(reply),
+            // Never given without a `Fast`.
+            Answer::Mapped(_) => f(Err(RpcError::Closed("connection closed".into()))),
+        })
     }
 
-    pub(super) fn answer(mut self, reply: Reply) {
-        if let Some(f) = self.0.take() {
-            f(reply);
+    /// A waiter whose reply `fast` may map from its text, `f` then getting `Answer::Mapped`.
+    pub fn answered(fast: Option<Fast>, f: impl FnOnce(Answer) + Send + 'static) -> Self {
+        Self {
+            f: Some(Box::new(f)),
+            fast,
+        }
+    }
+
+    pub(super) fn answer(self, reply: Reply) {
+        self.give(Answer::Reply(reply));
+    }
+
+    pub(super) fn give(mut self, answer: Answer) {
+        if let Some(f) = self.f.take() {
+            f(answer);
         }
     }
 }
 
 impl Drop for Waiter {
     fn drop(&mut self) {
-        if let Some(f) = self.0.take() {
-            f(Err(RpcError::Closed("connection closed".into())));
+        if let Some(f) = self.f.take() {
+            f(Answer::Reply(Err(RpcError::Closed(
+                "connection closed".into(),
+            ))));
         }
     }
 }
@@ -93,6 +125,11 @@ pub(super) struct Pending {
 }
 
 impl Pending {
+    /// The `Fast` of request `id`'s waiter, if it has one.
+    pub(super) fn fast(&self, id: u64) -> Option<Fast> {
+        self.replies.get(&id)?.waiter.fast.clone()
+    }
+
     pub(super) fn take(&mut self, id: u64) -> Option<Waiter> {
         self.progress.remove(&id);
         let entry = self.replies.remove(&id)?;
@@ -418,6 +455,58 @@ mod tests {
         // Nothing is left behind: no entry, no deadline, no listener.
         let p = lock(&rpc.pending);
         assert!(p.replies.is_empty() && p.deadlines.is_empty() && p.progress.is_empty());
+    }
+
+    /// A waiter with a `Fast` gets its reply mapped from the frame's text; what is not a plain
+    /// reply (an error, a notification, an array, a key given twice) or what `Fast` declines
+    /// takes the `Value` path, answered as before.
+    #[tokio::test]
+    async fn a_fast_waiter_is_answered_from_the_text_and_anything_else_from_a_value() {
+        let (rpc, _wire, inbound) = connection();
+        let fast: Fast = Arc::new(|r: &RawObject| {
+            r.get("decline")
+                .is_none()
+                .then(|| Ok(r.get("a").unwrap_or("").to_owned()))
+        });
+        let start = |rpc: &Rpc| {
+            let (tx, rx) = oneshot::channel();
+            let id = rpc.reserve_id();
+            let waiter = Waiter::answered(Some(fast.clone()), move |a| {
+                drop(tx.send(match a {
+                    Answer::Mapped(m) => format!("mapped {m:?}"),
+                    Answer::Reply(r) => format!("value {r:?}"),
+                }))
+            });
+            rpc.submit(id, "tools/call", json!({}), None, None, waiter);
+            (id, rx)
+        };
+        let cases = [
+            (
+                r#"{"jsonrpc":"2.0","id":ID,"result":{"a":[1, 2]}}"#,
+                r#"mapped Ok("[1, 2]")"#,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":ID,"result":{"decline":1}}"#,
+                r#"value Ok(Object {"decline": Number(1)})"#,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":ID,"result":{},"error":null}"#,
+                r#"value Err(Remote { code: -32603, message: "unknown error" })"#,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":ID,"id":ID,"result":{}}"#,
+                r#"value Ok(Object {})"#,
+            ),
+        ];
+        for (frame, expected) in cases {
+            let (id, rx) = start(&rpc);
+            assert!(inbound.push_text(frame.replace("ID", &id.to_string()).as_bytes()));
+            assert_eq!(rx.await.unwrap(), expected, "{frame}");
+        }
+        // A positional array is no reply: it is not taken, and the call stays pending.
+        let (id, _rx) = start(&rpc);
+        inbound.push_text(format!("[{id},{{}}]").as_bytes());
+        assert!(lock(&rpc.pending).replies.contains_key(&id));
     }
 
     #[tokio::test]

@@ -10,6 +10,7 @@ pub mod drift;
 pub mod error;
 pub mod hash;
 pub mod jcs;
+pub(crate) mod lite;
 pub(crate) mod oauth;
 pub(crate) mod raw;
 pub mod result;

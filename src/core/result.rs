@@ -3,7 +3,9 @@
 //! the content blocks (one string when all are text, else an array).
 
 use super::error::Failure;
-use super::validate::{describe, Compiled};
+use super::jcs::write_string;
+use super::lite::{self, Lite, RawObject};
+use super::validate::{describe, Compiled, Issue};
 use serde_json::{Map, Value};
 
 pub fn map_result(tool: &str, output: Option<&Compiled>, result: Value) -> Result<Value, Failure> {
@@ -42,15 +44,80 @@ pub fn map_result(tool: &str, output: Option<&Compiled>, result: Value) -> Resul
             if issues.is_empty() {
                 Ok(value)
             } else {
-                Err(Failure::from(format!(
-                    "mcp: tool '{tool}' returned structured content that does not match its output schema: {}",
-                    describe(&issues)
-                )))
+                Err(does_not_match(tool, &issues))
             }
         }
         (None, Some(value)) => Ok(value),
         (None, None) => Ok(map_content(content)),
     }
+}
+
+fn does_not_match(tool: &str, issues: &[Issue]) -> Failure {
+    Failure::from(format!(
+        "mcp: tool '{tool}' returned structured content that does not match its output schema: {}",
+        describe(issues)
+    ))
+}
+
+/// Nesting a result's parts may have for `map_raw_result`; deeper ones take the `Value` path,
+/// which alone decides where the message's depth limit falls.
+const RAW_DEPTH: usize = 96;
+
+/// `map_result` for a result still in its text (its members' values as the reply carried
+/// them): the JSON text `map_result`'s value would be written as, or its failure. A
+/// structured result is validated in the text (`core::lite`) and handed on as the server
+/// wrote it. `None` when the `Value` path must decide: an error result, a part `lite` refuses
+/// (a repeated key, deep nesting, text that is not JSON), a validator only `Value`s have, or
+/// a shape `map_result` refuses (it words the refusal).
+pub(crate) fn map_raw_result(
+    tool: &str,
+    output: Option<&Compiled>,
+    result: &RawObject<'_>,
+) -> Option<Result<String, Failure>> {
+    if result.get("isError") == Some("true") {
+        return None;
+    }
+    let content = match result.get("content") {
+        None => None,
+        Some(c) => match lite::parse(c, RAW_DEPTH)? {
+            Lite::Array(blocks) => Some(blocks),
+            _ => return None,
+        },
+    };
+    match (output, result.get("structuredContent")) {
+        (Some(_), None) => None,
+        (Some(validator), Some(text)) => {
+            let tree = lite::parse(text, RAW_DEPTH)?;
+            Some(if validator.lite_valid(&tree)? {
+                Ok(text.to_owned())
+            } else {
+                Err(does_not_match(tool, &validator.issues(&tree.to_value())))
+            })
+        }
+        (None, Some(text)) => {
+            lite::parse(text, RAW_DEPTH)?;
+            Some(Ok(text.to_owned()))
+        }
+        (None, None) => {
+            let blocks = content.unwrap_or_default();
+            let mut out = String::new();
+            if blocks.iter().all(lite_is_text) {
+                let text: String = blocks
+                    .iter()
+                    .map(|b| b.get("text").and_then(Lite::as_str).unwrap_or(""))
+                    .collect();
+                write_string(&mut out, &text);
+            } else {
+                let value = map_content(blocks.iter().map(Lite::to_value).collect());
+                out = serde_json::to_string(&value).ok()?;
+            }
+            Some(Ok(out))
+        }
+    }
+}
+
+fn lite_is_text(block: &Lite<'_>) -> bool {
+    block.get("type").and_then(Lite::as_str) == Some("text")
 }
 
 fn is_text(block: &Value) -> bool {
@@ -92,6 +159,88 @@ fn map_content(content: Vec<Value>) -> Value {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// `map_raw_result` answers as `map_result` does wherever it answers, and declines where
+    /// only the `Value` path can say what a result means.
+    #[test]
+    fn raw_results_map_as_values_do() {
+        use super::super::validate::Use;
+        let schema = json!({"type": "object", "properties": {"n": {"type": "integer"}, "when": {"type": "string", "format": "date"}}, "required": ["n"]});
+        let output = Compiled::with_text(&schema, schema.to_string(), Use::Output);
+        let answered = [
+            (
+                r#"{"content":[{"type":"text","text":"a"},{"type":"text","text":"b\n\"c\"","annotations":{}}]}"#,
+                None,
+            ),
+            (r#"{"content":[]}"#, None),
+            (r#"{}"#, None),
+            (r#"{"content":null,"isError":false}"#, None),
+            (
+                r#"{"content":[{"type":"text","text":"see"},{"type":"image","data":"AA","mimeType":"image/png"}]}"#,
+                None,
+            ),
+            (r#"{"content":[{"type":"text"}]}"#, None),
+            (
+                r#"{"content":[],"structuredContent":{"z":1,"a":[1.0,-0,1e300,"\u00e9"]}}"#,
+                None,
+            ),
+            (
+                r#"{"content":[],"structuredContent":{"n":3,"when":"2026-12-01"}}"#,
+                Some(&output),
+            ),
+            (
+                r#"{"content":[],"structuredContent":{"n":3.5}}"#,
+                Some(&output),
+            ),
+            (
+                r#"{"content":[],"structuredContent":{"n":3,"when":"yesterday"}}"#,
+                Some(&output),
+            ),
+            (
+                r#"{"content":[],"structuredContent":{"when":"2026-12-01"}}"#,
+                Some(&output),
+            ),
+        ];
+        for (raw, output) in answered {
+            let fast = map_raw_result("t", output, &serde_json::from_str(raw).unwrap())
+                .unwrap_or_else(|| panic!("declined {raw}"));
+            let slow = map_result("t", output, serde_json::from_str(raw).unwrap());
+            match (fast, slow) {
+                (Ok(text), Ok(value)) => {
+                    assert_eq!(
+                        serde_json::from_str::<Value>(&text).unwrap(),
+                        value,
+                        "{raw}"
+                    )
+                }
+                (Err(a), Err(b)) => assert_eq!(a, b, "{raw}"),
+                (a, b) => panic!("{raw}: {a:?} vs {b:?}"),
+            }
+        }
+        let deep = format!(
+            "{{\"structuredContent\":{}1{}}}",
+            "[".repeat(120),
+            "]".repeat(120)
+        );
+        let declined = [
+            r#"{"content":[{"type":"text","text":"no"}],"isError":true}"#,
+            r#"{"content":"text"}"#,
+            r#"{"content":[],"content":[]}"#,
+            r#"{"structuredContent":{"a":1,"a":2}}"#,
+            r#"[]"#,
+            r#"[[{"type":"text","text":"positional"}]]"#,
+            r#"null"#,
+            &deep,
+        ];
+        for raw in declined {
+            let declined = serde_json::from_str::<RawObject>(raw)
+                .map_or(true, |r| map_raw_result("t", None, &r).is_none());
+            assert!(declined, "{raw}");
+        }
+        // A validator's tool without structured content: `map_result` words that refusal.
+        let empty = serde_json::from_str(r#"{"content":[]}"#).unwrap();
+        assert_eq!(map_raw_result("t", Some(&output), &empty), None);
+    }
 
     #[test]
     fn text_blocks_concatenate() {

@@ -7,6 +7,8 @@
 
 use super::dialect::{implied_draft, reachable_only};
 use super::error::{ConfigError, Result};
+use super::lite::{Lite, LiteJson};
+use jsonschema::json::Json;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
@@ -29,9 +31,17 @@ pub enum Use {
 pub struct Compiled {
     /// Why there is no validator, when the schema could not be compiled: values then pass
     /// unchecked, as the original sends every input.
-    validator: std::result::Result<Arc<jsonschema::Validator>, Arc<str>>,
+    validator: std::result::Result<Arc<Shared>, Arc<str>>,
     /// The schema as serde_json writes it: exact (numbers, wire key order), for the JS side.
     json: Arc<str>,
+}
+
+/// One schema's validators: for `Value`s, and, compiled on first use, for `Lite` trees (a
+/// structured result validated in the text it came in).
+struct Shared {
+    validator: jsonschema::Validator,
+    lite: OnceLock<Option<jsonschema::Validator<LiteJson>>>,
+    used_for: Use,
 }
 
 /// Validators compiled in this process, by the exact JSON text of their schema (serde_json's:
@@ -44,7 +54,7 @@ pub struct Compiled {
 struct Interned {
     /// One map per `Use` (indexed by it). The key is also the text every holder shares; it
     /// goes with the entry at a sweep.
-    by_text: [HashMap<Arc<str>, Weak<jsonschema::Validator>>; 2],
+    by_text: [HashMap<Arc<str>, Weak<Shared>>; 2],
     /// Dead entries are swept when the map reaches this size.
     sweep_at: usize,
 }
@@ -97,7 +107,11 @@ impl Compiled {
         };
         // Compiled outside the lock: admissions of different sources run in parallel.
         let validator = match compile(schema, used_for) {
-            Ok(v) => Arc::new(v),
+            Ok(validator) => Arc::new(Shared {
+                validator,
+                lite: OnceLock::new(),
+                used_for,
+            }),
             Err(reason) => {
                 return Self {
                     validator: Err(reason.into()),
@@ -129,11 +143,25 @@ impl Compiled {
         &self.json
     }
 
+    /// Whether `instance` is valid, judged as `issues` would judge its `Value`; `None` when
+    /// there is no validator for `Lite` trees (the caller takes the `Value` path).
+    pub(crate) fn lite_valid(&self, instance: &Lite<'_>) -> Option<bool> {
+        let Ok(shared) = &self.validator else {
+            return Some(true);
+        };
+        let lite = shared.lite.get_or_init(|| {
+            let schema: Value = serde_json::from_str(&self.json).ok()?;
+            compile::<LiteJson>(&schema, shared.used_for).ok()
+        });
+        lite.as_ref().map(|v| v.is_valid(instance))
+    }
+
     /// Every issue of `instance` against the schema; empty when valid.
     pub fn issues(&self, instance: &Value) -> Vec<Issue> {
         let Ok(validator) = &self.validator else {
             return Vec::new();
         };
+        let validator = &validator.validator;
         if validator.is_valid(instance) {
             return Vec::new();
         }
@@ -147,9 +175,13 @@ impl Compiled {
     }
 }
 
-/// Compiles in the schema's dialect, without the definitions no reference reaches.
-fn compile(schema: &Value, used_for: Use) -> std::result::Result<jsonschema::Validator, String> {
-    let mut options = jsonschema::options()
+/// Compiles in the schema's dialect, without the definitions no reference reaches, for
+/// instances in representation `F`.
+fn compile<F: Json>(
+    schema: &Value,
+    used_for: Use,
+) -> std::result::Result<jsonschema::Validator<F>, String> {
+    let mut options = jsonschema::options_for::<F>()
         .should_validate_formats(used_for == Use::Output)
         .with_registry(&referencing::SPECIFICATIONS);
     if let Some(draft) = implied_draft(schema) {

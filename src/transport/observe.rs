@@ -26,6 +26,11 @@ pub enum Event {
 /// Where inbound events go once observed: the JSON-RPC router of the connection, handling
 /// each one on the thread that read it (no extra task hop per message).
 pub trait Sink: Send + Sync {
+    /// Offered every frame first, before it is parsed: `true` when the sink took it as it is
+    /// (see `Router::frame`), `false` to have it parsed and pushed as an event.
+    fn frame(&self, _frame: &[u8]) -> bool {
+        false
+    }
     fn event(&self, event: Event);
 }
 
@@ -64,6 +69,9 @@ impl Inbound {
     /// A message nested too deeply to parse cannot be answered or skipped safely: its request
     /// would wait for a reply that never comes, so the connection ends with a typed reason.
     pub fn push_text(&self, frame: &[u8]) -> bool {
+        if self.sink.frame(frame) {
+            return true;
+        }
         match self.parse(frame) {
             Some(message) => {
                 self.push(message);
