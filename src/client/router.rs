@@ -27,7 +27,8 @@ impl Sink for Router {
     /// is left to the `Value` path, which alone decides what is unusual.
     fn frame(&self, frame: &[u8]) -> bool {
         // serde reads a struct from an array too (by position): only an object is a reply.
-        if frame.trim_ascii_start().first() != Some(&b'{') {
+        // With no waiter to use it (a sweep's pages), the text is not read twice.
+        if frame.trim_ascii_start().first() != Some(&b'{') || !lock(&self.pending).expects_fast() {
             return false;
         }
         let Ok(reply) = serde_json::from_slice::<ReplyText>(frame) else {

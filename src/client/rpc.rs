@@ -122,17 +122,31 @@ pub(super) struct Pending {
     timer_target: Option<Instant>,
     /// Set once the connection is gone: every later request fails with it.
     closed: Option<String>,
+    /// Waiters in `replies` with a `Fast`: none (a sweep's pages, the handshake), and the
+    /// router does not read a reply's text for one.
+    fast_waiters: usize,
 }
 
 impl Pending {
+    /// Whether any waiter has a `Fast`.
+    pub(super) fn expects_fast(&self) -> bool {
+        self.fast_waiters > 0
+    }
+
     /// The `Fast` of request `id`'s waiter, if it has one.
     pub(super) fn fast(&self, id: u64) -> Option<Fast> {
         self.replies.get(&id)?.waiter.fast.clone()
     }
 
+    fn insert(&mut self, id: u64, entry: Entry) {
+        self.fast_waiters += usize::from(entry.waiter.fast.is_some());
+        self.replies.insert(id, entry);
+    }
+
     pub(super) fn take(&mut self, id: u64) -> Option<Waiter> {
         self.progress.remove(&id);
         let entry = self.replies.remove(&id)?;
+        self.fast_waiters -= usize::from(entry.waiter.fast.is_some());
         if let Some(at) = entry.deadline {
             self.deadlines.remove(&(at, id));
         }
@@ -256,7 +270,7 @@ impl Rpc {
                 pending.deadlines.insert((at, id));
                 wake_timer = pending.timer_target.is_none_or(|t| at < t);
             }
-            pending.replies.insert(id, Entry { waiter, deadline });
+            pending.insert(id, Entry { waiter, deadline });
         }
         if wake_timer {
             self.timer.notify_one();
@@ -384,6 +398,7 @@ pub(super) fn fail_all(pending: &Mutex<Pending>, timer: &Notify, reason: &str) {
         }
         p.progress.clear();
         p.deadlines.clear();
+        p.fast_waiters = 0;
         std::mem::take(&mut p.replies)
     };
     timer.notify_one();
@@ -507,6 +522,10 @@ mod tests {
         let (id, _rx) = start(&rpc);
         inbound.push_text(format!("[{id},{{}}]").as_bytes());
         assert!(lock(&rpc.pending).replies.contains_key(&id));
+        // Every answered fast waiter was counted out; the one still pending is counted in.
+        assert_eq!(lock(&rpc.pending).fast_waiters, 1);
+        rpc.close("done");
+        assert!(!lock(&rpc.pending).expects_fast());
     }
 
     #[tokio::test]
