@@ -8,12 +8,12 @@ use crate::core::config::{wait_of, Config, Drift as DriftPolicy};
 use crate::core::drift::Drift;
 use crate::core::error::{with_diagnostics, ConfigError, Failure, OAuthFailure};
 use crate::core::jcs::{format_f64, write_string};
-use crate::core::lite::RawObject;
+use crate::core::lite::{self, RawObject};
 use crate::core::result::{map_raw_result, map_result};
 use crate::core::secrets::Secrets;
 use crate::core::sweep::{sweep, PageError, SweepBounds, SweepError};
 use crate::core::validate::describe;
-use crate::transport::observe::Inbound;
+use crate::transport::observe::{Inbound, MAX_JSON_DEPTH};
 use crate::transport::Wire;
 use futures::future::BoxFuture;
 use serde_json::{json, Value};
@@ -430,19 +430,24 @@ impl<C: Connector> Source<C> {
                 self.id
             )));
         };
-        let arguments: Value = serde_json::from_str(input).map_err(|e| {
-            Failure::from(format!(
-                "mcp: the input of tool '{}' is not JSON: {e}",
-                spec.name
-            ))
-        })?;
-        let issues = spec.input.issues(&arguments);
-        if !issues.is_empty() {
-            return Err(Failure::from(format!(
-                "mcp: invalid input for tool '{}': {}",
-                spec.name,
-                describe(&issues)
-            )));
+        // Valid input is judged in a borrowed tree (`core::lite`); anything else is read as a
+        // `Value`, which words why it is refused.
+        let valid = lite::parse(input, MAX_JSON_DEPTH).and_then(|t| spec.input.lite_valid(&t));
+        if valid != Some(true) {
+            let arguments: Value = serde_json::from_str(input).map_err(|e| {
+                Failure::from(format!(
+                    "mcp: the input of tool '{}' is not JSON: {e}",
+                    spec.name
+                ))
+            })?;
+            let issues = spec.input.issues(&arguments);
+            if !issues.is_empty() {
+                return Err(Failure::from(format!(
+                    "mcp: invalid input for tool '{}': {}",
+                    spec.name,
+                    describe(&issues)
+                )));
+            }
         }
         let call_ms = ms(self.config.timeouts.call_ms);
         let rpc = &snapshot.conn.rpc;

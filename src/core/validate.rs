@@ -209,6 +209,7 @@ pub fn describe(issues: &[Issue]) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::lite;
     use super::*;
     use serde_json::json;
 
@@ -225,6 +226,50 @@ mod tests {
         assert_eq!(issues.len(), 2);
         assert!(describe(&issues).contains("at /n"));
         assert!(describe(&issues).contains("\"m\" is a required property"));
+    }
+
+    /// A `Lite` tree is judged as its `Value` is, in every dialect and for both uses (formats
+    /// asserted for output only), and a schema that cannot compile checks nothing either way.
+    #[test]
+    fn lite_trees_are_judged_as_values_are() {
+        let schemas = [
+            json!({"type": "object", "properties": {"n": {"type": "integer", "minimum": 1}, "s": {"type": "string", "format": "date", "maxLength": 3}}, "required": ["n"], "additionalProperties": false}),
+            json!({"$schema": "http://json-schema.org/draft-07/schema#", "definitions": {"p": {"type": "number", "exclusiveMaximum": 5}}, "properties": {"x": {"$ref": "#/definitions/p"}}, "dependencies": {"x": ["y"]}}),
+            json!({"$schema": "http://json-schema.org/draft-04/schema#", "properties": {"i": {"type": "integer"}}}),
+            json!({"items": {"enum": [1, "a", {"k": [true]}]}, "uniqueItems": true}),
+            json!({"type": 12}),
+        ];
+        let instances = [
+            r#"{"n":2}"#,
+            r#"{"n":0}"#,
+            r#"{"n":1.0,"s":"bad"}"#,
+            r#"{"n":2,"s":"2026-12-01"}"#,
+            r#"{"n":2,"extra":1}"#,
+            r#"{"x":4}"#,
+            r#"{"x":5,"y":0}"#,
+            r#"{"i":1.0}"#,
+            r#"{"i":1}"#,
+            r#"[1,"a",{"k":[true]}]"#,
+            r#"[1,1]"#,
+            r#"[2]"#,
+            r#"[]"#,
+            r#"null"#,
+            r#""s""#,
+        ];
+        for schema in &schemas {
+            for used_for in [Use::Input, Use::Output] {
+                let c = Compiled::with_text(schema, schema.to_string(), used_for);
+                for text in instances {
+                    let tree = lite::parse(text, 128).unwrap();
+                    let value: Value = serde_json::from_str(text).unwrap();
+                    assert_eq!(
+                        c.lite_valid(&tree),
+                        Some(c.issues(&value).is_empty()),
+                        "{schema} {used_for:?} {text}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]
