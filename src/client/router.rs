@@ -67,7 +67,7 @@ impl Sink for Router {
 }
 
 /// A response as `Router::frame` reads it: `method` and `error` only noted as present.
-#[derive(serde::Deserialize)]
+#[derive(Deserialize)]
 struct ReplyText<'a> {
     id: u64,
     #[serde(borrow)]
