@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, mcp } from '../lib/index.js';
-import { ctx, session } from './helpers/common.js';
+import { ctx, rejection, session } from './helpers/common.js';
 import { fixture, liveChildren } from './helpers/harness.js';
 
 async function withHostile<T>(mode: string, extra: Record<string, unknown>, body: (s: ReturnType<typeof mcp>) => Promise<T>) {
@@ -93,6 +93,21 @@ describe('hostile stdio servers', () => {
       const err = await s.tools(session).catch((e) => e);
       expect(err.message).toMatch(/nested deeper than 128 levels/);
       expect(Date.now() - started).toBeLessThan(5000);
+    });
+  });
+
+  it('reads call results that JSON allows more than one reading of as the whole message reads', async () => {
+    await withHostile('oddResults', { stderr: 'ignore' }, async (s) => {
+      const [echo, typed] = await s.tools(session);
+      expect(await echo.execute({ case: 'repeatedContent' }, ctx)).toBe('last');
+      expect(await typed.execute({ case: 'repeatedStructured' }, ctx)).toEqual({ k: 7 });
+      const invalid = await rejection(typed.execute({ case: 'repeatedInvalid' }, ctx));
+      expect(invalid.message).toMatch(/^mcp: tool 'typed' returned structured content that does not match its output schema: at \/k: "not an integer" is not of type "integer"/);
+      const ordered = await echo.execute({ case: 'ordered' }, ctx);
+      expect(JSON.stringify(ordered)).toBe('{"z":1,"a":[1.5,-2,10000000000],"m":{"b":true,"a":null}}');
+      // Too deep for the client: the connection ends with the typed reason, nothing hangs.
+      const deep = await rejection(echo.execute({ case: 'deep' }, ctx));
+      expect(deep.message).toMatch(/nested deeper than 128 levels/);
     });
   });
 
