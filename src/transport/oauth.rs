@@ -223,11 +223,23 @@ impl OAuth {
         lock(&self.current).as_ref().map(|t| t.access_token.clone())
     }
 
-    fn adopt(&self, tokens: Tokens) {
+    fn remember_tokens(&self, tokens: &Tokens) {
         self.secrets.remember(&tokens.access_token);
         if let Some(r) = &tokens.refresh_token {
             self.secrets.remember(r);
         }
+    }
+
+    /// An optional string member of an authorization server's answer that is a secret:
+    /// remembered for redaction the moment it exists.
+    fn secret_member(&self, answer: &Value, key: &str) -> Option<String> {
+        let secret = answer.get(key).and_then(Value::as_str)?;
+        self.secrets.remember(secret);
+        Some(secret.to_owned())
+    }
+
+    fn adopt(&self, tokens: Tokens) {
+        self.remember_tokens(&tokens);
         *lock(&self.current) = Some(tokens);
     }
 
@@ -235,10 +247,7 @@ impl OAuth {
         let value = self.host.load(self.tokens_key()).await?;
         let tokens = value.and_then(|v| serde_json::from_value::<Tokens>(v).ok());
         if let Some(t) = &tokens {
-            self.secrets.remember(&t.access_token);
-            if let Some(r) = &t.refresh_token {
-                self.secrets.remember(r);
-            }
+            self.remember_tokens(t);
         }
         Ok(tokens)
     }
@@ -527,13 +536,7 @@ impl OAuth {
         let Some(client_id) = value.get("client_id").and_then(Value::as_str) else {
             return Err("mcp: oauth: the client registration answer has no 'client_id'".into());
         };
-        let client_secret = value
-            .get("client_secret")
-            .and_then(Value::as_str)
-            .map(str::to_owned);
-        if let Some(s) = &client_secret {
-            self.secrets.remember(s);
-        }
+        let client_secret = self.secret_member(&value, "client_secret");
         let c = ClientInfo {
             client_id: client_id.to_owned(),
             client_secret,
@@ -747,10 +750,9 @@ impl OAuth {
                 format!("mcp: oauth: the token request failed: {}", e.without_url())
             })?;
         let value = json_answer(response, "token request").await?;
-        let Some(access_token) = value.get("access_token").and_then(Value::as_str) else {
+        let Some(access_token) = self.secret_member(&value, "access_token") else {
             return Err("mcp: oauth: the token endpoint's answer has no 'access_token'".into());
         };
-        self.secrets.remember(access_token);
         let token_type = value
             .get("token_type")
             .and_then(Value::as_str)
@@ -761,20 +763,14 @@ impl OAuth {
                 error_code(token_type)
             ).into());
         }
-        let refresh_token = value
-            .get("refresh_token")
-            .and_then(Value::as_str)
-            .map(str::to_owned);
-        if let Some(r) = &refresh_token {
-            self.secrets.remember(r);
-        }
+        let refresh_token = self.secret_member(&value, "refresh_token");
         let expires_at = value
             .get("expires_in")
             .and_then(Value::as_f64)
             .filter(|s| s.is_finite() && *s >= 0.0)
             .map(|s| now_ms().saturating_add((s * 1000.0) as u64));
         Ok(Tokens {
-            access_token: access_token.to_owned(),
+            access_token,
             refresh_token,
             expires_at,
             scope: value
