@@ -95,10 +95,25 @@ impl Connection {
         self.rpc.is_closed().is_none()
     }
 
+    /// Ends the connection gracefully (a child is given time to exit on its own).
     async fn release(&self, reason: &str) {
         self.rpc.close(reason);
-        self.rpc.wire().shutdown().await;
+        to_the_end(self.rpc.wire().shutdown()).await;
     }
+
+    /// Ends the connection at once (a connect that failed, timed out or was overtaken).
+    async fn abort(&self, reason: &str) {
+        self.rpc.close(reason);
+        to_the_end(self.rpc.wire().abort()).await;
+    }
+}
+
+/// Runs a wire's release on a task of its own and waits for it. Whoever waits may be dropped
+/// half-way (a `select!` that another branch won, a connect that `close()` overtook); the
+/// release must still reach its end, or a child would be left killed but unreaped, its process
+/// group still registered for a later kill.
+async fn to_the_end(release: BoxFuture<'static, ()>) {
+    let _ = tokio::spawn(release).await;
 }
 
 /// What one sweep admitted, bound to the connection that listed it.
@@ -292,7 +307,8 @@ impl<C: Connector> Source<C> {
                 current
             };
             if !registered {
-                conn.rpc.wire().abort().await;
+                conn.abort("mcp: the source was closed while connecting")
+                    .await;
                 return Err(SourceError::Failed(format!(
                     "mcp: '{}' was closed while connecting",
                     self.id
@@ -307,13 +323,13 @@ impl<C: Connector> Source<C> {
             result = tokio::time::timeout(duration(connect_ms), attempt) => match result {
                 Ok(Ok(conn)) => conn,
                 Ok(Err(e)) => {
-                    self.connector.abandon().await;
+                    to_the_end(self.connector.abandon()).await;
                     return Err(e);
                 }
                 Err(_) => return Err(self.connect_timeout(connect_ms, None).await),
             },
             _ = closed_meanwhile => {
-                self.connector.abandon().await;
+                to_the_end(self.connector.abandon()).await;
                 return Err(SourceError::Failed(format!("mcp: '{}' was closed while connecting", self.id)));
             }
         };
@@ -332,8 +348,7 @@ impl<C: Connector> Source<C> {
                         .into_failure()
                         .map_message(|m| with_diagnostics(m, conn.rpc.wire().diagnostics())),
                 };
-                conn.rpc.close("mcp: the handshake failed");
-                conn.rpc.wire().abort().await;
+                conn.abort("mcp: the handshake failed").await;
                 Err(failure.into())
             }
         }
@@ -345,12 +360,11 @@ impl<C: Connector> Source<C> {
         let mut diagnostics = None;
         for c in conn.into_iter().cloned().chain(live) {
             diagnostics = diagnostics.or_else(|| c.rpc.wire().diagnostics());
-            c.rpc.close("mcp: connect timed out");
-            c.rpc.wire().abort().await;
+            c.abort("mcp: connect timed out").await;
             released = true;
         }
         if !released {
-            self.connector.abandon().await;
+            to_the_end(self.connector.abandon()).await;
         }
         let message = format!(
             "mcp: connect to '{}' timed out after {}ms",

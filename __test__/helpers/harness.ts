@@ -28,6 +28,8 @@ export interface Served {
 export interface HttpServer {
   url: string;
   requests: Array<{ method: string; headers: http.IncomingHttpHeaders }>;
+  /** Sessions the server holds open (stateful only). */
+  sessions(): number;
   stop(): Promise<void>;
 }
 
@@ -89,6 +91,7 @@ export async function serveHttp(factory: () => any, stateful: boolean): Promise<
   return {
     url: `http://127.0.0.1:${port}/mcp`,
     requests,
+    sessions: () => sessions.size,
     async stop() {
       for (const t of sessions.values()) await t.close().catch(() => {});
       for (const s of servers) await s.close().catch(() => {});

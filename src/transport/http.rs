@@ -66,6 +66,13 @@ struct Shared {
     secrets: Arc<Secrets>,
     session: Mutex<Session>,
     tasks: Mutex<JoinSet<()>>,
+    /// The POSTs sent before the handshake agreed on a version: the one that may open a
+    /// session. close() lets them finish (bounded) rather than abort them, since a server that
+    /// already made the session answers with its id, and only with the id can it be deleted.
+    opening: Mutex<JoinSet<()>>,
+    /// Set once the close sequence ran: a second shutdown (close() and a failed handshake
+    /// both release the connection) waits for the first instead of racing it to the client.
+    shut: tokio::sync::OnceCell<()>,
     runtime: tokio::runtime::Handle,
 }
 
@@ -122,6 +129,8 @@ pub fn open(
             secrets,
             session: Mutex::new(Session::default()),
             tasks: Mutex::new(JoinSet::new()),
+            opening: Mutex::new(JoinSet::new()),
+            shut: tokio::sync::OnceCell::new(),
             runtime,
         }),
     }))
@@ -132,6 +141,44 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl Shared {
+    /// Aborts the connection's tasks, lets a session-opening POST finish (bounded), deletes the
+    /// session, and lets the pooled sockets go.
+    async fn close_sequence(self: Arc<Self>) {
+        lock(&self.tasks).abort_all();
+        let deadline = tokio::time::Instant::now() + DELETE_TIMEOUT;
+        // A handshake close() overtook: its answer may carry the id of a session the
+        // server already made, which would otherwise stay open there.
+        let mut opening = std::mem::take(&mut *lock(&self.opening));
+        let _ = tokio::time::timeout_at(deadline, async {
+            while opening.join_next().await.is_some() {}
+        })
+        .await;
+        drop(opening);
+        let session = lock(&self.session).id.take();
+        if let Some(id) = session {
+            // The whole DELETE is bounded, its headers included: a refresh or an
+            // authorization in flight must not hold close() up.
+            let delete = async {
+                let (mut headers, _) = self
+                    .request_headers("application/json, text/event-stream")
+                    .await?;
+                if let Ok(v) = HeaderValue::from_str(&id) {
+                    headers.insert(SESSION, v);
+                }
+                let client = self.client()?;
+                client
+                    .delete(&self.url)
+                    .headers(headers)
+                    .send()
+                    .await
+                    .map_err(|e| Failure::from(e.to_string()))
+            };
+            let _ = tokio::time::timeout_at(deadline, delete).await;
+        }
+        lock(&self.client).take();
+        self.inbound.close("mcp: the connection was closed".into());
+    }
+
     fn client(&self) -> Result<reqwest::Client, String> {
         lock(&self.client)
             .clone()
@@ -139,7 +186,15 @@ impl Shared {
     }
 
     fn spawn(self: &Arc<Self>, fut: impl std::future::Future<Output = ()> + Send + 'static) {
-        let mut tasks = lock(&self.tasks);
+        self.spawn_in(&self.tasks, fut);
+    }
+
+    fn spawn_in(
+        &self,
+        set: &Mutex<JoinSet<()>>,
+        fut: impl std::future::Future<Output = ()> + Send + 'static,
+    ) {
+        let mut tasks = lock(set);
         // Reap finished tasks so a long-lived connection does not accumulate handles.
         while tasks.try_join_next().is_some() {}
         tasks.spawn_on(fut, &self.runtime);
@@ -504,8 +559,12 @@ async fn read_text(response: reqwest::Response, max: usize) -> String {
 
 impl Wire for HttpWire {
     fn send(&self, message: String, request_id: Option<u64>) -> Result<(), String> {
-        self.shared
-            .spawn(self.shared.clone().post(message, request_id));
+        let post = self.shared.clone().post(message, request_id);
+        if lock(&self.shared.session).protocol.is_none() {
+            self.shared.spawn_in(&self.shared.opening, post);
+        } else {
+            self.shared.spawn(post);
+        }
         Ok(())
     }
 
@@ -546,32 +605,8 @@ impl Wire for HttpWire {
     fn shutdown(&self) -> BoxFuture<'static, ()> {
         let shared = self.shared.clone();
         Box::pin(async move {
-            lock(&shared.tasks).abort_all();
-            let session = lock(&shared.session).id.take();
-            if let Some(id) = session {
-                // The whole DELETE is bounded, its headers included: a refresh or an
-                // authorization in flight must not hold close() up.
-                let delete = async {
-                    let (mut headers, _) = shared
-                        .request_headers("application/json, text/event-stream")
-                        .await?;
-                    if let Ok(v) = HeaderValue::from_str(&id) {
-                        headers.insert(SESSION, v);
-                    }
-                    let client = shared.client()?;
-                    client
-                        .delete(&shared.url)
-                        .headers(headers)
-                        .send()
-                        .await
-                        .map_err(|e| Failure::from(e.to_string()))
-                };
-                let _ = tokio::time::timeout(DELETE_TIMEOUT, delete).await;
-            }
-            lock(&shared.client).take();
-            shared
-                .inbound
-                .close("mcp: the connection was closed".into());
+            let once = shared.clone();
+            once.shut.get_or_init(|| shared.close_sequence()).await;
         })
     }
 }

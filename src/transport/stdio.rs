@@ -133,7 +133,9 @@ async fn read_frames(
             _ = closing.recv() => break "mcp: the connection was closed".to_owned(),
         };
         let available = match chunk {
-            Ok([]) => break exit_reason(&child, stderr.as_deref(), &secrets).await,
+            Ok([]) => {
+                break exit_reason(&child, group.as_deref(), stderr.as_deref(), &secrets).await
+            }
             Ok(bytes) => bytes,
             Err(e) => break format!("mcp: reading the server's stdout failed: {e}"),
         };
@@ -178,17 +180,19 @@ fn trim_line(line: &[u8]) -> &[u8] {
 /// Why stdout ended: how the process ended, and the last lines it wrote to stderr.
 async fn exit_reason(
     child: &Arc<tokio::sync::Mutex<Option<Child>>>,
+    group: Option<&Group>,
     stderr: Option<&StderrTail>,
     secrets: &Secrets,
 ) -> String {
-    // Stdout closed: give the process a moment to report how it ended.
+    // Stdout closed: give the process a moment to report how it ended. One that ended is
+    // reaped here, as the close sequence would (its group first).
     let status = {
         let mut guard = child.lock().await;
         match guard.as_mut() {
-            Some(c) => tokio::time::timeout(Duration::from_millis(100), c.wait())
-                .await
-                .ok()
-                .and_then(|r| r.ok()),
+            Some(c) => match process::exited_within(c, Duration::from_millis(100)).await {
+                true => reap(c, group).await,
+                false => None,
+            },
             None => None,
         }
     };
@@ -203,6 +207,17 @@ async fn exit_reason(
     with_diagnostics(format!("mcp: the server process {how}"), tail)
 }
 
+/// Ends what is left of the child's group (grandchildren included) while the child is not yet
+/// reaped, so the group id cannot name anyone else; unregisters the group; then reaps.
+async fn reap(child: &mut Child, group: Option<&Group>) -> Option<std::process::ExitStatus> {
+    if let Some(group) = group {
+        group.kill();
+        group.reaped();
+    }
+    let _ = child.start_kill();
+    child.wait().await.ok()
+}
+
 impl StdioWire {
     /// The close sequence. The child stays locked throughout, so a second, concurrent stop
     /// returns only once the first has reaped the child.
@@ -215,28 +230,15 @@ impl StdioWire {
             if let Some(out) = &self.out {
                 out.end();
             }
-            let exited = tokio::time::timeout(GRACE, child.wait()).await.is_ok();
-            if !exited {
+            if !process::exited_within(child, GRACE).await {
                 if let Some(group) = group {
                     group.terminate();
                 }
-                if tokio::time::timeout(GRACE, child.wait()).await.is_err() {
-                    if let Some(group) = group {
-                        group.kill();
-                    }
-                }
+                process::exited_within(child, GRACE).await;
             }
         }
-        // Whatever is left of the group (grandchildren included) goes now.
-        if let Some(group) = group {
-            group.kill();
-        }
-        let _ = child.kill().await;
-        let _ = child.wait().await;
+        reap(child, group).await;
         *guard = None;
-        if let Some(group) = &self.group {
-            group.reaped();
-        }
     }
 }
 
@@ -277,5 +279,60 @@ impl StdioWire {
             secrets: self.secrets.clone(),
             closing: self.closing.clone(),
         }
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use crate::core::drift::Drift;
+    use crate::transport::observe::Event;
+
+    fn spec(script: &str, children: &Arc<Children>) -> StdioSpec {
+        StdioSpec {
+            command: "sh".into(),
+            args: vec!["-c".into(), script.into()],
+            env: Vec::new(),
+            cwd: None,
+            stderr: StderrMode::Ignore,
+            children: children.clone(),
+            secrets: Arc::new(Secrets::new(Vec::new())),
+        }
+    }
+
+    /// A server that exits by itself is reaped when its stdout ends, and its group is
+    /// unregistered with it: a later close(), environment teardown or `atexit` must not
+    /// signal an id the system may since have given to an unrelated process group.
+    #[tokio::test]
+    async fn a_server_that_exits_by_itself_is_unregistered_when_reaped() {
+        let children = Children::new();
+        let (inbound, mut events) = Inbound::new(Arc::new(Drift::new(false)));
+        let wire = spawn(&spec("exit 3", &children), inbound).expect("sh starts");
+        assert_eq!(children.registered(), 1);
+        let reason = loop {
+            match events.recv().await {
+                Some(Event::Closed(reason)) => break reason,
+                Some(_) => continue,
+                None => panic!("the inbound side ended without a reason"),
+            }
+        };
+        assert!(reason.contains("exited with code 3"), "{reason}");
+        assert_eq!(children.registered(), 0);
+        wire.shutdown().await;
+        assert_eq!(children.registered(), 0);
+    }
+
+    /// The close sequence unregisters the group before it reaps the leader, whichever grace
+    /// period ends it.
+    #[tokio::test]
+    async fn close_unregisters_the_group() {
+        let children = Children::new();
+        let (inbound, _events) = Inbound::new(Arc::new(Drift::new(false)));
+        // Ignores the end of its input and SIGTERM: only the SIGKILL ends it.
+        let wire = spawn(&spec("trap '' TERM; while :; do sleep 1; done", &children), inbound)
+            .expect("sh starts");
+        assert_eq!(children.registered(), 1);
+        wire.shutdown().await;
+        assert_eq!(children.registered(), 0);
     }
 }

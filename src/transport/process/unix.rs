@@ -71,6 +71,12 @@ impl Children {
         lock(&self.groups).remove(&pgid);
         lock(all_groups()).remove(&pgid);
     }
+
+    /// How many groups a later `kill_all` would signal.
+    #[cfg(test)]
+    pub fn registered(&self) -> usize {
+        lock(&self.groups).len()
+    }
 }
 
 /// A started child's process group, registered with its environment until `reaped`.
@@ -94,12 +100,55 @@ impl Group {
         unsafe { libc::killpg(self.pgid, libc::SIGKILL) };
     }
 
-    /// The child was waited for: its group id may be reused by the system from now on.
+    /// The child is about to be reaped: nothing may signal its group from now on, because once
+    /// the leader is reaped its id may name an unrelated process group. Called after the last
+    /// `kill` and before the wait that reaps.
     pub fn reaped(&self) {
         self.children.remove(self.pgid);
         #[cfg(not(target_os = "linux"))]
         drop(lock(&self.watch).take());
     }
+}
+
+/// Whether `child` has exited within `limit`, learned without reaping it (`waitid` with
+/// `WNOWAIT`): while the leader is a zombie its id still names its group, so the group
+/// (grandchildren included) can be killed safely before the leader is reaped. A child that
+/// was reaped already counts as exited.
+pub async fn exited_within(child: &mut Child, limit: std::time::Duration) -> bool {
+    let Some(pid) = child.id() else { return true };
+    let deadline = tokio::time::Instant::now() + limit;
+    // Most servers end within a few milliseconds of their stdin closing: look often at first.
+    let mut pause = std::time::Duration::from_millis(1);
+    loop {
+        if exited_now(pid) {
+            return true;
+        }
+        let now = tokio::time::Instant::now();
+        if now >= deadline {
+            return false;
+        }
+        tokio::time::sleep(pause.min(deadline - now)).await;
+        pause = (pause * 2).min(std::time::Duration::from_millis(25));
+    }
+}
+
+/// One look at `pid` with `WNOWAIT` (see `exited_within`).
+fn exited_now(pid: u32) -> bool {
+    // SAFETY: `info` is ours and zeroed; WNOHANG never blocks; WNOWAIT leaves the child
+    // waitable, so tokio's later wait still reaps it and learns its status.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    let r = unsafe {
+        libc::waitid(
+            libc::P_PID,
+            pid as libc::id_t,
+            &mut info,
+            libc::WEXITED | libc::WNOWAIT | libc::WNOHANG,
+        )
+    };
+    // An error is ECHILD: not ours to wait for any more (reaped already). Otherwise a zero
+    // `si_pid` means the child has not changed state yet.
+    // SAFETY: waitid filled `info`, or left it zeroed.
+    r != 0 || unsafe { info.si_pid() } != 0
 }
 
 /// Spawns `cmd` as the leader of a new process group, on the long-lived forking thread.

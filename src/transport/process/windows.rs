@@ -257,6 +257,12 @@ pub const PLATFORM_ENV: [&str; 11] = [
     "USERPROFILE",
 ];
 
+/// Whether `child` has exited within `limit`. A Job Object names the tree by handle, not by a
+/// reusable id, so waiting for (and reaping) the child here is safe.
+pub async fn exited_within(child: &mut Child, limit: std::time::Duration) -> bool {
+    tokio::time::timeout(limit, child.wait()).await.is_ok()
+}
+
 /// How the process ended, for error messages (Windows has exit codes only).
 pub fn describe_exit(status: &std::process::ExitStatus) -> String {
     match status.code() {
