@@ -1,6 +1,8 @@
 // Servers that misbehave on purpose: a typed error or the right result, the process alive,
 // bounded time, no child left behind (a server's fault is an error, never a crash or a hang).
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, mcp } from '../lib/index.js';
 import { ctx, rejection, session } from './helpers/common.js';
@@ -156,6 +158,18 @@ describe('hostile stdio servers', () => {
       const err = await s.tools(session).catch((e) => e);
       expect(err.message).toMatch(/stdin is closed/);
       expect(Date.now() - started).toBeLessThan(3000);
+    });
+  });
+
+  it('fails the sweep at once when the server stops reading after a page, with no listMs to end it', async () => {
+    // Page 2's request sits in the pipe when the server closes its stdin: no write fails, and
+    // only the pipe's own report that its reader is gone can end the wait.
+    const closedAt = join(mkdtempSync(join(tmpdir(), 'rulvar-')), 'closed-at');
+    await withHostile('closeStdinAfterPage', { stderr: 'ignore', env: { MODE: 'closeStdinAfterPage', CLOSED_AT: closedAt } }, async (s) => {
+      const err = await s.tools(session).catch((e) => e);
+      const refusedAt = Date.now();
+      expect(err.message).toMatch(/tools\/list of .* failed: mcp: the server's stdin is closed/);
+      expect(refusedAt - Number(readFileSync(closedAt, 'utf8'))).toBeLessThan(1000);
     });
   });
 

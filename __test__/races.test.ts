@@ -70,7 +70,7 @@ async function race(config: Record<string, unknown>, rounds = ROUNDS) {
 }
 
 describe(`tools() racing close(), ${ROUNDS} rounds`, () => {
-  it('stdio (the Rust SDK's server, which starts in a millisecond, so every phase is hit): no child survives, not even a zombie', async () => {
+  it('stdio (the Rust SDK server, which starts in a millisecond, so every phase is hit): no child survives, not even a zombie', async () => {
     const { report, children } = await race({ transport: 'stdio', command: rmcpServerBin(), stderr: 'ignore' });
     expect(children).toEqual([]);
     expect(report.names.length).toBeGreaterThan(0);

@@ -50,6 +50,34 @@ const MAX_REDIRECTS: usize = 5;
 const MAX_STREAM_RECONNECTS: usize = 1000;
 
 #[derive(Default)]
+struct Opening {
+    /// close() began: no session-opening POST is sent from now on.
+    closing: bool,
+    on_wire: usize,
+}
+
+/// One session-opening POST on the wire, from its sending until its session id is recorded.
+struct OnWire<'a>(&'a Shared);
+
+impl<'a> OnWire<'a> {
+    fn enter(shared: &'a Shared) -> Result<Self, Failure> {
+        let mut opening = lock(&shared.opening);
+        if opening.closing {
+            return Err("mcp: the connection was closed".into());
+        }
+        opening.on_wire += 1;
+        Ok(Self(shared))
+    }
+}
+
+impl Drop for OnWire<'_> {
+    fn drop(&mut self) {
+        lock(&self.0.opening).on_wire -= 1;
+        self.0.opened.notify_waiters();
+    }
+}
+
+#[derive(Default)]
 struct Session {
     id: Option<String>,
     protocol: Option<String>,
@@ -66,10 +94,12 @@ struct Shared {
     secrets: Arc<Secrets>,
     session: Mutex<Session>,
     tasks: Mutex<JoinSet<()>>,
-    /// The POSTs sent before the handshake agreed on a version: the one that may open a
-    /// session. close() lets them finish (bounded) rather than abort them, since a server that
-    /// already made the session answers with its id, and only with the id can it be deleted.
-    opening: Mutex<JoinSet<()>>,
+    /// The POSTs sent before the handshake agreed on a version (the one that may open a
+    /// session) that are on the wire. close() waits for their answers (bounded) before it
+    /// aborts them: a server that already made the session answers with its id, and only with
+    /// the id can the session be deleted.
+    opening: Mutex<Opening>,
+    opened: tokio::sync::Notify,
     /// Set once the close sequence ran: a second shutdown (close() and a failed handshake
     /// both release the connection) waits for the first instead of racing it to the client.
     shut: tokio::sync::OnceCell<()>,
@@ -129,7 +159,8 @@ pub fn open(
             secrets,
             session: Mutex::new(Session::default()),
             tasks: Mutex::new(JoinSet::new()),
-            opening: Mutex::new(JoinSet::new()),
+            opening: Mutex::new(Opening::default()),
+            opened: tokio::sync::Notify::new(),
             shut: tokio::sync::OnceCell::new(),
             runtime,
         }),
@@ -141,19 +172,25 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl Shared {
-    /// Aborts the connection's tasks, lets a session-opening POST finish (bounded), deletes the
-    /// session, and lets the pooled sockets go.
+    /// Lets a session-opening POST on the wire be answered (bounded), aborts the connection's
+    /// tasks, deletes the session, and lets the pooled sockets go.
     async fn close_sequence(self: Arc<Self>) {
-        lock(&self.tasks).abort_all();
         let deadline = tokio::time::Instant::now() + DELETE_TIMEOUT;
-        // A handshake close() overtook: its answer may carry the id of a session the
-        // server already made, which would otherwise stay open there.
-        let mut opening = std::mem::take(&mut *lock(&self.opening));
+        // A handshake close() overtook: its answer may carry the id of a session the server
+        // already made, which would otherwise stay open there. One not sent yet (its headers
+        // still being made) is not sent any more.
+        lock(&self.opening).closing = true;
         let _ = tokio::time::timeout_at(deadline, async {
-            while opening.join_next().await.is_some() {}
+            loop {
+                let answered = self.opened.notified();
+                if lock(&self.opening).on_wire == 0 {
+                    break;
+                }
+                answered.await;
+            }
         })
         .await;
-        drop(opening);
+        lock(&self.tasks).abort_all();
         let session = lock(&self.session).id.take();
         if let Some(id) = session {
             // The whole DELETE is bounded, its headers included: a refresh or an
@@ -186,15 +223,7 @@ impl Shared {
     }
 
     fn spawn(self: &Arc<Self>, fut: impl std::future::Future<Output = ()> + Send + 'static) {
-        self.spawn_in(&self.tasks, fut);
-    }
-
-    fn spawn_in(
-        &self,
-        set: &Mutex<JoinSet<()>>,
-        fut: impl std::future::Future<Output = ()> + Send + 'static,
-    ) {
-        let mut tasks = lock(set);
+        let mut tasks = lock(&self.tasks);
         // Reap finished tasks so a long-lived connection does not accumulate handles.
         while tasks.try_join_next().is_some() {}
         tasks.spawn_on(fut, &self.runtime);
@@ -252,6 +281,7 @@ impl Shared {
         body: Option<&str>,
         accept: &'static str,
         last_id: Option<&str>,
+        opening: bool,
     ) -> Result<reqwest::Response, Failure> {
         let mut recoveries = 0;
         loop {
@@ -271,10 +301,24 @@ impl Shared {
                 ),
                 None => ("GET", client.get(&self.url).headers(headers)),
             };
+            // A POST that may open a session counts as on the wire from here until its answer's
+            // session id is recorded (close() waits for it; see `opening`).
+            let on_wire = match opening {
+                true => Some(OnWire::enter(self)?),
+                false => None,
+            };
             let response = request
                 .send()
                 .await
                 .map_err(|e| format!("mcp: {method} {} failed: {}", self.url, describe(&e)))?;
+            if let Some(id) = response
+                .headers()
+                .get(SESSION)
+                .and_then(|v| v.to_str().ok())
+            {
+                lock(&self.session).id = Some(id.to_owned());
+            }
+            drop(on_wire);
             let Some(oauth) = &self.oauth else {
                 return Ok(response);
             };
@@ -303,14 +347,19 @@ impl Shared {
         }
     }
 
-    async fn post(self: Arc<Self>, body: String, request_id: Option<u64>) {
+    async fn post(self: Arc<Self>, body: String, request_id: Option<u64>, opening: bool) {
         let fail = |failure: Failure| {
             if let Some(id) = request_id {
                 self.inbound.fail_request(id, failure);
             }
         };
         let response = self
-            .send(Some(&body), "application/json, text/event-stream", None)
+            .send(
+                Some(&body),
+                "application/json, text/event-stream",
+                None,
+                opening,
+            )
             .await;
         drop(body);
         let response = match response {
@@ -318,13 +367,6 @@ impl Shared {
             Err(e) => return fail(e),
         };
         let status = response.status();
-        if let Some(id) = response
-            .headers()
-            .get(SESSION)
-            .and_then(|v| v.to_str().ok())
-        {
-            lock(&self.session).id = Some(id.to_owned());
-        }
         if status == reqwest::StatusCode::ACCEPTED || (request_id.is_none() && status.is_success())
         {
             return;
@@ -416,7 +458,7 @@ impl Shared {
 
     /// A GET event stream, resuming after `last_id` when given; None when the server has none.
     async fn open_stream(&self, last_id: Option<&str>) -> Option<reqwest::Response> {
-        match self.send(None, "text/event-stream", last_id).await {
+        match self.send(None, "text/event-stream", last_id, false).await {
             Ok(r)
                 if r.status().is_success() && content_type(&r).starts_with("text/event-stream") =>
             {
@@ -454,16 +496,14 @@ impl Shared {
     /// client takes any success), anything else fails the handshake as it fails the SDK's connect.
     async fn deliver_initialized(&self, body: String) -> Result<(), String> {
         let response = self
-            .send(Some(&body), "application/json, text/event-stream", None)
+            .send(
+                Some(&body),
+                "application/json, text/event-stream",
+                None,
+                false,
+            )
             .await
             .map_err(|f| f.message)?;
-        if let Some(id) = response
-            .headers()
-            .get(SESSION)
-            .and_then(|v| v.to_str().ok())
-        {
-            lock(&self.session).id = Some(id.to_owned());
-        }
         let status = response.status();
         if status.is_success() {
             return Ok(());
@@ -559,12 +599,9 @@ async fn read_text(response: reqwest::Response, max: usize) -> String {
 
 impl Wire for HttpWire {
     fn send(&self, message: String, request_id: Option<u64>) -> Result<(), String> {
-        let post = self.shared.clone().post(message, request_id);
-        if lock(&self.shared.session).protocol.is_none() {
-            self.shared.spawn_in(&self.shared.opening, post);
-        } else {
-            self.shared.spawn(post);
-        }
+        let opening = lock(&self.shared.session).protocol.is_none();
+        let post = self.shared.clone().post(message, request_id, opening);
+        self.shared.spawn(post);
         Ok(())
     }
 

@@ -11,7 +11,7 @@
 //! there every line goes to the writer task: one wake-up per message, never a blocked caller.
 
 use super::observe::Inbound;
-use direct::Direct;
+use direct::{Direct, Watch};
 use std::sync::{Arc, Mutex, Weak};
 use tokio::io::AsyncWriteExt;
 use tokio::process::ChildStdin;
@@ -41,6 +41,8 @@ pub const STDIN_CLOSED: &str = "mcp: the server's stdin is closed";
 pub struct PipeWriter {
     state: Mutex<State>,
     wake: Arc<Notify>,
+    /// Told once the pipe's reader is gone although no write failed (see `direct::Watch`).
+    gone: Arc<Notify>,
 }
 
 impl Drop for PipeWriter {
@@ -55,6 +57,7 @@ impl PipeWriter {
     /// Requests that were queued when the pipe broke are failed through `inbound`.
     pub fn start(stdin: ChildStdin, inbound: Inbound) -> Arc<Self> {
         let fd = Direct::new(&stdin);
+        let watch = Watch::new(&stdin);
         let wake = Arc::new(Notify::new());
         let writer = Arc::new(Self {
             state: Mutex::new(State {
@@ -62,9 +65,18 @@ impl PipeWriter {
                 ..State::default()
             }),
             wake: wake.clone(),
+            gone: Arc::new(Notify::new()),
         });
-        tokio::spawn(drain(stdin, Arc::downgrade(&writer), wake, inbound));
+        tokio::spawn(drain(stdin, watch, Arc::downgrade(&writer), wake, inbound));
         writer
+    }
+
+    /// Resolves once the server stopped reading for good (it closed its stdin, or ended) while
+    /// nothing we wrote failed: a request already in the pipe's buffer is lost with it, and its
+    /// caller would otherwise wait out its timeout, or for ever without one.
+    pub fn reader_gone(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let gone = self.gone.clone();
+        async move { gone.notified().await }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -108,6 +120,7 @@ impl PipeWriter {
 
 async fn drain(
     mut stdin: ChildStdin,
+    mut watch: Watch,
     owner: Weak<PipeWriter>,
     wake: Arc<Notify>,
     inbound: Inbound,
@@ -115,10 +128,22 @@ async fn drain(
     let mut buf = Vec::new();
     let mut ids = Vec::new();
     loop {
-        wake.notified().await;
+        let gone = tokio::select! {
+            _ = wake.notified() => false,
+            _ = watch.reader_gone() => true,
+        };
         let Some(writer) = owner.upgrade() else {
             return;
         };
+        if gone {
+            // Later sends fail at once; the transport ends the connection, which fails what is
+            // pending (the lines already in the pipe included).
+            writer.lock().broken = true;
+            watch = Watch::none();
+            writer.gone.notify_one();
+            wake.notify_one();
+            continue;
+        }
         loop {
             let idle = {
                 let mut state = writer.lock();
@@ -147,6 +172,9 @@ async fn drain(
             }
             match idle {
                 Some(true) => {
+                    // The watch holds a copy of the descriptor: the child sees the end of its
+                    // input only once both are closed.
+                    drop(watch);
                     let _ = stdin.shutdown().await;
                     return;
                 }
@@ -168,8 +196,48 @@ async fn drain(
 /// Writing on the sender's own thread without ever blocking it.
 #[cfg(unix)]
 mod direct {
-    use std::os::fd::{AsRawFd, RawFd};
+    use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
+    use tokio::io::unix::AsyncFd;
+    use tokio::io::Interest;
     use tokio::process::ChildStdin;
+
+    /// Tells when the pipe's reader is gone though no write failed: the system flags the write
+    /// end of such a pipe (`POLLERR` on Linux, `EV_EOF` from kqueue on macOS), which tokio
+    /// reports as its write side closed. Watches a duplicate of the descriptor, since the
+    /// reactor has the original registered already; writes on the original wake nothing here
+    /// (they wake the pipe's readers), so the watch costs nothing per message.
+    pub struct Watch(Option<AsyncFd<OwnedFd>>);
+
+    impl Watch {
+        pub fn new(stdin: &ChildStdin) -> Self {
+            let copy = stdin.as_fd().try_clone_to_owned().ok();
+            // SAFETY: the AsyncFd owns the descriptor (an OwnedFd), so it stays open and names
+            // the same pipe for as long as it is registered.
+            Self(copy.and_then(|fd| {
+                unsafe { AsyncFd::register_with_interest(fd, Interest::WRITABLE) }.ok()
+            }))
+        }
+
+        pub fn none() -> Self {
+            Self(None)
+        }
+
+        pub async fn reader_gone(&mut self) {
+            let Some(fd) = &self.0 else {
+                return std::future::pending().await;
+            };
+            loop {
+                let Ok(mut ready) = fd.ready(Interest::WRITABLE).await else {
+                    return std::future::pending().await;
+                };
+                if ready.ready().is_write_closed() {
+                    return;
+                }
+                // Only room in the pipe: wait for the next change.
+                ready.clear_ready();
+            }
+        }
+    }
 
     #[derive(Clone, Copy)]
     pub struct Direct(RawFd);
@@ -214,6 +282,24 @@ mod direct {
 #[cfg(not(unix))]
 mod direct {
     use tokio::process::ChildStdin;
+
+    /// Windows reports a pipe whose reader is gone only to a write (`ERROR_NO_DATA`), which the
+    /// writer task then sees as a failed write; there is no readiness to watch.
+    pub struct Watch;
+
+    impl Watch {
+        pub fn new(_stdin: &ChildStdin) -> Self {
+            Self
+        }
+
+        pub fn none() -> Self {
+            Self
+        }
+
+        pub async fn reader_gone(&mut self) {
+            std::future::pending().await
+        }
+    }
 
     #[derive(Clone, Copy)]
     pub struct Direct;

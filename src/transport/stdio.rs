@@ -6,7 +6,7 @@
 //! (`stderr`); every line is bounded by the frame limit.
 
 use super::observe::Inbound;
-use super::pipe_writer::PipeWriter;
+use super::pipe_writer::{PipeWriter, STDIN_CLOSED};
 use super::process::{self, Children, Group};
 use super::stderr::StderrTail;
 use super::{Wire, MAX_FRAME_BYTES};
@@ -91,6 +91,7 @@ pub fn spawn(spec: &StdioSpec, inbound: Inbound) -> Result<Arc<StdioWire>, Strin
     let stdin = child.stdin.take();
     let stdout = child.stdout.take();
     let out = stdin.map(|stdin| PipeWriter::start(stdin, inbound.clone()));
+    let input_gone = out.as_ref().map(|out| out.reader_gone());
 
     let child = Arc::new(tokio::sync::Mutex::new(Some(child)));
     let (closing_tx, closing_rx) = mpsc::unbounded_channel::<()>();
@@ -98,6 +99,7 @@ pub fn spawn(spec: &StdioSpec, inbound: Inbound) -> Result<Arc<StdioWire>, Strin
     if let Some(stdout) = stdout {
         tokio::spawn(read_frames(
             stdout,
+            input_gone,
             inbound,
             child.clone(),
             group.clone(),
@@ -116,8 +118,10 @@ pub fn spawn(spec: &StdioSpec, inbound: Inbound) -> Result<Arc<StdioWire>, Strin
     }))
 }
 
+#[allow(clippy::too_many_arguments)]
 async fn read_frames(
     stdout: ChildStdout,
+    input_gone: Option<impl std::future::Future<Output = ()>>,
     inbound: Inbound,
     child: Arc<tokio::sync::Mutex<Option<Child>>>,
     group: Option<Arc<Group>>,
@@ -127,15 +131,25 @@ async fn read_frames(
 ) {
     let mut reader = BufReader::with_capacity(64 * 1024, stdout);
     let mut frame: Vec<u8> = Vec::new();
+    let input_gone = async move {
+        match input_gone {
+            Some(gone) => gone.await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(input_gone);
+    let ended = |alive: &'static str| {
+        end_reason(&child, group.as_deref(), stderr.as_deref(), &secrets, alive)
+    };
     let reason = loop {
         let chunk = tokio::select! {
             chunk = reader.fill_buf() => chunk,
             _ = closing.recv() => break "mcp: the connection was closed".to_owned(),
+            // Nothing sent from now on reaches the server: what is pending fails now.
+            _ = &mut input_gone => break ended(STDIN_CLOSED).await,
         };
         let available = match chunk {
-            Ok([]) => {
-                break exit_reason(&child, group.as_deref(), stderr.as_deref(), &secrets).await
-            }
+            Ok([]) => break ended("mcp: the server process closed its stdout").await,
             Ok(bytes) => bytes,
             Err(e) => break format!("mcp: reading the server's stdout failed: {e}"),
         };
@@ -177,12 +191,14 @@ fn trim_line(line: &[u8]) -> &[u8] {
     line.strip_suffix(b"\r").unwrap_or(line)
 }
 
-/// Why stdout ended: how the process ended, and the last lines it wrote to stderr.
-async fn exit_reason(
+/// Why the server's end of the connection went away (its stdout ended, or it stopped reading):
+/// how the process ended, if it did, else `alive`; and the last lines it wrote to stderr.
+async fn end_reason(
     child: &Arc<tokio::sync::Mutex<Option<Child>>>,
     group: Option<&Group>,
     stderr: Option<&StderrTail>,
     secrets: &Secrets,
+    alive: &str,
 ) -> String {
     // Stdout closed: give the process a moment to report how it ended. One that ended is
     // reaped here, as the close sequence would (its group first).
@@ -197,14 +213,14 @@ async fn exit_reason(
         }
     };
     let how = match status {
-        Some(s) => process::describe_exit(&s),
-        None => "closed its stdout".to_owned(),
+        Some(s) => format!("mcp: the server process {}", process::describe_exit(&s)),
+        None => alive.to_owned(),
     };
     if let Some(stderr) = stderr {
         stderr.settled(STDERR_SETTLE).await;
     }
     let tail = stderr.map(|s| s.text(secrets)).filter(|t| !t.is_empty());
-    with_diagnostics(format!("mcp: the server process {how}"), tail)
+    with_diagnostics(how, tail)
 }
 
 /// Ends what is left of the child's group (grandchildren included) while the child is not yet
@@ -246,7 +262,7 @@ impl Wire for StdioWire {
     fn send(&self, message: String, request_id: Option<u64>) -> Result<(), String> {
         match &self.out {
             Some(out) => out.send(message, request_id),
-            None => Err(super::pipe_writer::STDIN_CLOSED.to_owned()),
+            None => Err(STDIN_CLOSED.to_owned()),
         }
     }
 
@@ -329,8 +345,11 @@ mod tests {
         let children = Children::new();
         let (inbound, _events) = Inbound::new(Arc::new(Drift::new(false)));
         // Ignores the end of its input and SIGTERM: only the SIGKILL ends it.
-        let wire = spawn(&spec("trap '' TERM; while :; do sleep 1; done", &children), inbound)
-            .expect("sh starts");
+        let wire = spawn(
+            &spec("trap '' TERM; while :; do sleep 1; done", &children),
+            inbound,
+        )
+        .expect("sh starts");
         assert_eq!(children.registered(), 1);
         wire.shutdown().await;
         assert_eq!(children.registered(), 0);
