@@ -7,7 +7,7 @@
 //! refused is refused with the original's message.
 
 use super::error::{ConfigError, Result};
-use super::oauth::{parse_oauth, OAuthConfig};
+use super::oauth::{check_server_url, parse_oauth, OAuthConfig};
 use super::raw::Raw;
 use std::collections::HashMap;
 
@@ -246,6 +246,7 @@ impl Config {
                 let url = parse_url(raw)?;
                 let oauth = parse_oauth(raw.get("http").get("oauth"))?;
                 if oauth.is_some() {
+                    check_server_url(&url, &url)?;
                     if let Headers::Static(h) = &headers {
                         if h.iter()
                             .any(|(n, _)| n.eq_ignore_ascii_case("authorization"))

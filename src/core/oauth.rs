@@ -12,7 +12,7 @@ use super::error::{Failure, OAuthFailure, Result};
 use super::raw::Raw;
 use url::Url;
 
-pub const OAUTH_KEYS: [&str; 12] = [
+pub const OAUTH_KEYS: [&str; 13] = [
     "clientId",
     "clientSecret",
     "privateKey",
@@ -23,6 +23,7 @@ pub const OAUTH_KEYS: [&str; 12] = [
     "scope",
     "resource",
     "grant",
+    "issuer",
     "authorize",
     "store",
 ];
@@ -75,6 +76,9 @@ pub struct OAuthConfig {
     pub scope: Option<String>,
     pub resource: ResourceChoice,
     pub grant: Grant,
+    /// The only authorization server this source uses (its issuer identifier, RFC 8414): the
+    /// configured credentials are bound to it.
+    pub issuer: Option<String>,
     /// The host gave an `authorize` callback.
     pub authorize: bool,
     /// The host gave a `store`.
@@ -98,6 +102,7 @@ impl std::fmt::Debug for OAuthConfig {
             .field("redirect_uri", &self.redirect_uri)
             .field("scope", &self.scope)
             .field("resource", &self.resource)
+            .field("issuer", &self.issuer)
             .finish_non_exhaustive()
     }
 }
@@ -211,11 +216,13 @@ pub fn parse_oauth(raw: &Raw) -> Result<Option<OAuthConfig>> {
     let client_name = string_member(raw, "clientName", false)?;
     let redirect_uri = string_member(raw, "redirectUri", false)?;
     if let Some(u) = &redirect_uri {
+        // Where the authorization code goes: a loopback listener (RFC 8252 §7.3) or an https
+        // page; any other scheme or host would hand the code to whoever serves it.
         match Url::parse(u) {
-            Ok(p) if p.fragment().is_none() && !p.cannot_be_a_base() => {}
+            Ok(p) if p.fragment().is_none() && trusted_scheme(&p) => {}
             _ => {
                 return Err(refuse(format!(
-                    "mcp: 'http.oauth.redirectUri' must be an absolute URL without a fragment, got '{u}'"
+                    "mcp: 'http.oauth.redirectUri' must be an https:// URL or an http:// URL of a loopback host (127.0.0.1, [::1], localhost), without a fragment, got '{u}'"
                 )))
             }
         }
@@ -241,6 +248,19 @@ pub fn parse_oauth(raw: &Raw) -> Result<Option<OAuthConfig>> {
             )))
         }
     };
+    let issuer = string_member(raw, "issuer", false)?;
+    if let Some(i) = &issuer {
+        // RFC 8414 §2: an issuer identifier is an https URL without a query or fragment (http
+        // only on loopback, for local servers and tests).
+        let ok = Url::parse(i)
+            .map(|u| trusted_scheme(&u) && u.query().is_none() && u.fragment().is_none())
+            .unwrap_or(false);
+        if !ok {
+            return Err(refuse(format!(
+                "mcp: 'http.oauth.issuer' must be an https:// URL without a query or fragment (http:// only for a loopback host), got '{i}'"
+            )));
+        }
+    }
     let authorize = match raw.get("authorize") {
         Raw::Undefined => false,
         Raw::Function => true,
@@ -300,9 +320,87 @@ pub fn parse_oauth(raw: &Raw) -> Result<Option<OAuthConfig>> {
         scope,
         resource,
         grant,
+        issuer,
         authorize,
         store,
     }))
+}
+
+/// Whether `url`'s host is a loopback one (127.0.0.0/8, `::1`, `localhost`): the only hosts
+/// plain `http:` is accepted for once OAuth is on (RFC 8252 §8.3; local servers and tests).
+pub fn is_loopback(url: &Url) -> bool {
+    match url.host() {
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    }
+}
+
+/// `https:`, or `http:` on a loopback host: what every OAuth URL (the server's, metadata,
+/// endpoints, the redirect) must be, so nothing goes in clear over a network and no other
+/// scheme (`file:`, `javascript:`, ...) is ever fetched or handed to the host.
+pub fn trusted_scheme(url: &Url) -> bool {
+    match url.scheme() {
+        "https" => url.host().is_some(),
+        "http" => is_loopback(url),
+        _ => false,
+    }
+}
+
+/// The MCP server URL of a source with `http.oauth`: tokens and codes are sent to it, so it
+/// must be `https:` (or `http:` on loopback). `shown` is the URL as an error may show it.
+pub fn check_server_url(url: &str, shown: &str) -> Result<()> {
+    if Url::parse(url).is_ok_and(|u| trusted_scheme(&u)) {
+        return Ok(());
+    }
+    Err(refuse(format!(
+        "mcp: 'url' must be an https:// URL when 'http.oauth' is set (http:// only for a loopback host: 127.0.0.0/8, [::1], localhost), got '{shown}'"
+    )))
+}
+
+/// A refusal at the trust boundary: what a server handed over (a URL, an issuer) is not used.
+pub fn untrusted(message: String) -> Failure {
+    Failure::oauth(OAuthFailure::Untrusted, message)
+}
+
+/// An authorization server URL a server handed over (`what` names where it came from), parsed
+/// and held to `https:` (or loopback `http:`); never fetched otherwise.
+pub fn trusted_url(what: &str, value: &str) -> std::result::Result<Url, Failure> {
+    match Url::parse(value) {
+        Ok(u) if trusted_scheme(&u) => Ok(u),
+        _ => Err(untrusted(format!(
+            "mcp: oauth: {what} is not an https:// URL (http:// only on a loopback host); it was not used"
+        ))),
+    }
+}
+
+/// Whether authorization server metadata claiming `claimed` may be used for the issuer
+/// identifier `derived` it was looked up for: identical (RFC 8414 §3.3, OIDC Discovery §4.3),
+/// the empty path and `/` being the same URL.
+pub fn same_issuer(claimed: &str, derived: &str) -> bool {
+    if claimed == derived {
+        return true;
+    }
+    let root = |s: &str| {
+        Url::parse(s)
+            .ok()
+            .filter(|u| u.path() == "/" && u.query().is_none() && u.fragment().is_none())
+            .map(|u| u.origin().ascii_serialization())
+    };
+    matches!((root(claimed), root(derived)), (Some(a), Some(b)) if a == b)
+}
+
+/// The resource indicator (RFC 8707) of a server without protected resource metadata: its own
+/// canonical URL (lower-case scheme and host, no fragment, no trailing `/` on an empty path).
+pub fn canonical_resource(server_url: &str) -> Option<String> {
+    let mut url = Url::parse(server_url).ok()?;
+    url.set_fragment(None);
+    let s = url.to_string();
+    Some(match (url.path(), url.query()) {
+        ("/", None) => s.trim_end_matches('/').to_owned(),
+        _ => s,
+    })
 }
 
 /// Space-separated scopes, deduplicated in order; `None` when empty.
@@ -333,20 +431,24 @@ pub struct Challenge {
 }
 
 impl Challenge {
-    /// Reads the Bearer challenge's parameters (quoted or token values); another scheme, or
-    /// none, gives the empty challenge.
+    /// One `WWW-Authenticate` field (or none).
+    #[cfg(test)]
     pub fn parse(header: Option<&str>) -> Challenge {
-        let Some(header) = header else {
+        Challenge::parse_fields(header)
+    }
+
+    /// Reads the Bearer challenge's parameters (quoted or token values) from every challenge of
+    /// every `WWW-Authenticate` field (RFC 9110 §11.6.1: `Basic realm="x", Bearer ...` in one
+    /// field, or one field each); no Bearer challenge gives the empty challenge.
+    pub fn parse_fields<'a>(fields: impl IntoIterator<Item = &'a str>) -> Challenge {
+        let Some(params) = fields
+            .into_iter()
+            .flat_map(parse_challenges)
+            .find(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+            .map(|(_, params)| params)
+        else {
             return Challenge::default();
         };
-        let trimmed = header.trim_start();
-        let Some(scheme_end) = trimmed.find(char::is_whitespace) else {
-            return Challenge::default();
-        };
-        if !trimmed[..scheme_end].eq_ignore_ascii_case("bearer") {
-            return Challenge::default();
-        }
-        let params = parse_auth_params(&trimmed[scheme_end..]);
         let get = |name: &str| {
             params
                 .iter()
@@ -367,60 +469,83 @@ impl Challenge {
     }
 }
 
-/// `name=value` and `name="quoted \"value\""` pairs separated by commas (RFC 9110 §11.2).
-fn parse_auth_params(text: &str) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    let mut chars = text.chars().peekable();
-    loop {
-        while chars.peek().is_some_and(|c| c.is_whitespace() || *c == ',') {
-            chars.next();
+/// The challenges of one `WWW-Authenticate` field (RFC 9110 §11.6.1), each its scheme and its
+/// `name=value` / `name="quoted \"value\""` parameters. A token followed by `=` is a parameter
+/// of the challenge before it (or, `=`s ending it, a token68, which is skipped); any other
+/// token starts a new challenge.
+fn parse_challenges(field: &str) -> Vec<(String, Vec<(String, String)>)> {
+    let chars: Vec<char> = field.chars().collect();
+    let mut i = 0;
+    let mut out: Vec<(String, Vec<(String, String)>)> = Vec::new();
+    let skip_ws = |i: &mut usize| {
+        while *i < chars.len() && chars[*i].is_whitespace() {
+            *i += 1;
         }
-        let mut name = String::new();
-        while let Some(&c) = chars.peek() {
-            if c == '=' || c == ',' || c.is_whitespace() {
-                break;
-            }
-            name.push(c);
-            chars.next();
+    };
+    while i < chars.len() {
+        while i < chars.len() && (chars[i].is_whitespace() || chars[i] == ',') {
+            i += 1;
         }
-        if name.is_empty() {
-            return out;
+        let start = i;
+        while i < chars.len() && !(chars[i].is_whitespace() || chars[i] == ',' || chars[i] == '=') {
+            i += 1;
         }
-        while chars.peek().is_some_and(|c| c.is_whitespace()) {
-            chars.next();
-        }
-        if chars.peek() != Some(&'=') {
+        let token: String = chars[start..i].iter().collect();
+        if token.is_empty() {
+            // A stray '=': step over it.
+            i += 1;
             continue;
         }
-        chars.next();
-        while chars.peek().is_some_and(|c| c.is_whitespace()) {
-            chars.next();
+        skip_ws(&mut i);
+        if i >= chars.len() || chars[i] != '=' {
+            out.push((token, Vec::new()));
+            continue;
         }
+        i += 1;
+        let mut after = i;
+        while after < chars.len() && chars[after].is_whitespace() {
+            after += 1;
+        }
+        if i < chars.len() && chars[i] == '=' || after >= chars.len() || chars[after] == ',' {
+            // token68 (`abc==`): no parameters.
+            while i < chars.len() && chars[i] == '=' {
+                i += 1;
+            }
+            continue;
+        }
+        i = after;
         let mut value = String::new();
-        if chars.peek() == Some(&'"') {
-            chars.next();
-            while let Some(c) = chars.next() {
-                match c {
+        if chars[i] == '"' {
+            i += 1;
+            while i < chars.len() {
+                match chars[i] {
                     '\\' => {
-                        if let Some(n) = chars.next() {
-                            value.push(n);
+                        if let Some(n) = chars.get(i + 1) {
+                            value.push(*n);
                         }
+                        i += 2;
                     }
-                    '"' => break,
-                    c => value.push(c),
+                    '"' => {
+                        i += 1;
+                        break;
+                    }
+                    c => {
+                        value.push(c);
+                        i += 1;
+                    }
                 }
             }
         } else {
-            while let Some(&c) = chars.peek() {
-                if c == ',' || c.is_whitespace() {
-                    break;
-                }
-                value.push(c);
-                chars.next();
+            while i < chars.len() && !(chars[i] == ',' || chars[i].is_whitespace()) {
+                value.push(chars[i]);
+                i += 1;
             }
         }
-        out.push((name, value));
+        if let Some((_, params)) = out.last_mut() {
+            params.push((token, value));
+        }
     }
+    out
 }
 
 /// Where protected resource metadata (RFC 9728) is looked for, in order: the challenge's
@@ -586,13 +711,62 @@ pub fn select_auth_method(
     }
 }
 
-/// An OAuth error code as shown in an error text: its own characters only (RFC 6749 allows
-/// %x20-21 / %x23-5B / %x5D-7E), at most 64 of them; never the description.
+/// The error codes an authorization server may answer with, as registered (RFC 6749 §4.1.2.1
+/// and §5.2, RFC 6750 §3.1, RFC 7591 §3.2.2, RFC 8628 §3.5, RFC 8693, RFC 8707, RFC 9449, RFC
+/// 9470, OpenID Connect Core §3.1.2.6): the only ones shown.
+const ERROR_CODES: [&str; 33] = [
+    "invalid_request",
+    "unauthorized_client",
+    "access_denied",
+    "unsupported_response_type",
+    "invalid_scope",
+    "server_error",
+    "temporarily_unavailable",
+    "invalid_client",
+    "invalid_grant",
+    "unsupported_grant_type",
+    "invalid_token",
+    "insufficient_scope",
+    "invalid_redirect_uri",
+    "invalid_client_metadata",
+    "invalid_software_statement",
+    "unapproved_software_statement",
+    "authorization_pending",
+    "slow_down",
+    "expired_token",
+    "invalid_target",
+    "invalid_dpop_proof",
+    "use_dpop_nonce",
+    "insufficient_user_authentication",
+    "interaction_required",
+    "login_required",
+    "account_selection_required",
+    "consent_required",
+    "invalid_request_uri",
+    "invalid_request_object",
+    "request_not_supported",
+    "request_uri_not_supported",
+    "registration_not_supported",
+    "invalid_authorization_details",
+];
+
+/// An OAuth error code as shown in an error text, `OAuthError.error` and `toWire()`: a
+/// registered code as it is, anything else `unknown` (an unregistered code is free text of the
+/// server's choosing: it could carry anything into the host's logs). Never the description.
 pub fn error_code(code: &str) -> String {
-    let clean: String = code
+    match ERROR_CODES.iter().find(|c| **c == code) {
+        Some(c) => (*c).to_owned(),
+        None => "unknown".into(),
+    }
+}
+
+/// A token type the token endpoint named, as a refusal shows it: its token characters only,
+/// at most 32 of them.
+pub fn token_type_shown(token_type: &str) -> String {
+    let clean: String = token_type
         .chars()
         .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
-        .take(64)
+        .take(32)
         .collect();
     if clean.is_empty() {
         "unknown".into()
@@ -774,6 +948,23 @@ mod tests {
             Challenge::default()
         );
         assert_eq!(Challenge::parse(None), Challenge::default());
+        // Every challenge of every field (RFC 9110 §11.6.1).
+        let c = Challenge::parse(Some(
+            r#"Basic realm="x, y", Bearer resource_metadata="https://h/rm", scope="s1 s2""#,
+        ));
+        assert_eq!(c.resource_metadata.as_deref(), Some("https://h/rm"));
+        assert_eq!(c.scope.as_deref(), Some("s1 s2"));
+        let c = Challenge::parse(Some(
+            r#"Negotiate YWxhZGRpbjpvcGVuc2VzYW1l==, bearer error=insufficient_scope, scope=w"#,
+        ));
+        assert!(c.insufficient_scope());
+        assert_eq!(c.scope.as_deref(), Some("w"));
+        let c = Challenge::parse_fields([r#"Basic realm="x""#, r#"Bearer scope="a""#]);
+        assert_eq!(c.scope.as_deref(), Some("a"));
+        assert_eq!(
+            Challenge::parse_fields([r#"Basic realm="Bearer scope=a""#]),
+            Challenge::default()
+        );
         // A resource_metadata that is not an http(s) URL is ignored, not followed.
         let c = Challenge::parse(Some(r#"Bearer resource_metadata="file:///etc/passwd""#));
         assert_eq!(c.resource_metadata, None);
@@ -823,6 +1014,52 @@ mod tests {
             legacy_endpoint("http://h:1/", "/token").as_deref(),
             Some("http://h:1/token")
         );
+    }
+
+    #[test]
+    fn trust_checks() {
+        let u = |s: &str| Url::parse(s).unwrap();
+        for ok in [
+            "https://as.example/x",
+            "http://127.0.0.1:1/",
+            "http://127.9.8.7/",
+            "http://[::1]:3/",
+            "http://localhost:4/",
+            "http://LOCALHOST/",
+        ] {
+            assert!(trusted_scheme(&u(ok)), "{ok}");
+        }
+        for bad in [
+            "http://as.example/",
+            "http://169.254.169.254/latest",
+            "http://192.0.2.2/",
+            "http://localhost.evil.example/",
+            "http://[::2]/",
+            "file:///etc/passwd",
+            "javascript:alert(1)",
+            "ms-msdt:/id PCWDiagnostic",
+            "ftp://as.example/",
+        ] {
+            assert!(!trusted_scheme(&u(bad)), "{bad}");
+        }
+        assert!(same_issuer("https://a.example", "https://a.example/"));
+        assert!(same_issuer("https://a.example/t1", "https://a.example/t1"));
+        assert!(!same_issuer(
+            "https://a.example/t1/",
+            "https://a.example/t1"
+        ));
+        assert!(!same_issuer("https://evil.example", "https://a.example"));
+        assert!(!same_issuer("", "https://a.example"));
+        assert_eq!(
+            canonical_resource("HTTPS://H.example/mcp#x").as_deref(),
+            Some("https://h.example/mcp")
+        );
+        assert_eq!(
+            canonical_resource("https://h.example").as_deref(),
+            Some("https://h.example")
+        );
+        assert!(check_server_url("http://mcp.example/mcp", "x").is_err());
+        assert!(check_server_url("http://127.0.0.1:1/mcp", "x").is_ok());
     }
 
     #[test]
@@ -950,6 +1187,8 @@ mod tests {
             Some(OAuthFailure::Refused(Some("access_denied".into())))
         );
         assert_eq!(Failure::from(RedirectError::StateMismatch).oauth, None);
-        assert_eq!(error_code("bad\"code<script>"), "badcodescript");
+        assert_eq!(error_code("bad\"code<script>"), "unknown");
+        assert_eq!(error_code("invalid_grant"), "invalid_grant");
+        assert_eq!(error_code("sk-live-0123456789"), "unknown");
     }
 }

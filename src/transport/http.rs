@@ -227,11 +227,13 @@ impl Shared {
             if status == reqwest::StatusCode::UNAUTHORIZED
                 || status == reqwest::StatusCode::FORBIDDEN
             {
-                let challenge = Challenge::parse(
+                // Every field, every challenge: `Basic ..., Bearer ...` keeps the Bearer one.
+                let challenge = Challenge::parse_fields(
                     response
                         .headers()
-                        .get(WWW_AUTHENTICATE)
-                        .and_then(|v| v.to_str().ok()),
+                        .get_all(WWW_AUTHENTICATE)
+                        .iter()
+                        .filter_map(|v| v.to_str().ok()),
                 );
                 let refused =
                     status == reqwest::StatusCode::UNAUTHORIZED || challenge.insufficient_scope();

@@ -5,8 +5,9 @@ use super::wire::{read_body, string_list, PROTOCOL_VERSION};
 use super::{Flight, OAuth};
 use crate::core::error::Failure;
 use crate::core::oauth::{
-    authorization_server_metadata_urls, legacy_authorization_server, legacy_endpoint,
-    resource_allowed, resource_metadata_urls, ResourceChoice,
+    authorization_server_metadata_urls, canonical_resource, legacy_authorization_server,
+    legacy_endpoint, resource_allowed, resource_metadata_urls, same_issuer, trusted_url, untrusted,
+    ResourceChoice,
 };
 use serde_json::Value;
 
@@ -16,8 +17,14 @@ pub(super) struct Discovery {
     pub(super) from: Option<String>,
     pub(super) resource: Option<String>,
     pub(super) resource_scopes: Option<Vec<String>>,
-    /// The authorization server's URL (the protected resource's first, or the legacy origin).
+    /// The authorization server's issuer identifier as the protected resource named it (or
+    /// the legacy origin): what its metadata was looked up for.
     pub(super) server: String,
+    /// The validated issuer: the metadata's `issuer`, identical to `server` (RFC 8414 §3.3),
+    /// or `server` when there is no metadata. The only issuer the redirect's `iss` is compared
+    /// with, a client assertion is addressed to, and registrations, tokens and configured
+    /// credentials are bound to.
+    pub(super) issuer: String,
     pub(super) metadata: Option<Value>,
 }
 
@@ -32,19 +39,20 @@ impl Discovery {
     pub(super) fn meta_list(&self, key: &str) -> Option<Vec<String>> {
         self.metadata.as_ref().and_then(|m| string_list(m.get(key)))
     }
-    pub(super) fn endpoint(&self, key: &str, legacy: &str) -> Result<String, String> {
-        match &self.metadata {
+    /// An endpoint of the authorization server: from its metadata (held to `https:`, or `http:`
+    /// on loopback: a secret, a code or the user's browser goes there), or the 2025-03-26
+    /// fallback at the server's own origin.
+    pub(super) fn endpoint(&self, key: &str, legacy: &str) -> Result<String, Failure> {
+        let url = match &self.metadata {
             Some(_) => self.meta_str(key).ok_or_else(|| {
                 format!("mcp: oauth: the authorization server's metadata has no '{key}'")
-            }),
-            None => legacy_endpoint(&self.server, legacy)
-                .ok_or_else(|| "mcp: oauth: the authorization server URL is not a URL".into()),
-        }
-    }
-    /// Who a `private_key_jwt` assertion is addressed to, and what `iss` a redirect may name.
-    pub(super) fn issuer(&self) -> String {
-        self.meta_str("issuer")
-            .unwrap_or_else(|| self.server.clone())
+            })?,
+            None => legacy_endpoint(&self.server, legacy).ok_or_else(|| {
+                "mcp: oauth: the authorization server URL is not a URL".to_owned()
+            })?,
+        };
+        trusted_url(&format!("the authorization server's '{key}'"), &url)?;
+        Ok(url)
     }
 }
 
@@ -95,6 +103,17 @@ impl OAuth {
                 return Ok(d.clone());
             }
         }
+        if let Some(named) = from {
+            // A 401 may point anywhere (a cloud metadata service, an internal host): only
+            // metadata on the server's own origin is fetched (RFC 9728 §3.3 binds it there).
+            let origin = |u: &str| url::Url::parse(u).ok().map(|u| u.origin());
+            if origin(named).is_none() || origin(named) != origin(&self.server_url) {
+                return Err(untrusted(format!(
+                    "mcp: oauth: the challenge of '{}' names resource metadata on another origin; it was not fetched",
+                    self.server_url
+                )));
+            }
+        }
         let mut resource_metadata = None;
         for url in resource_metadata_urls(&self.server_url, from) {
             match self.fetch_json(&url).await {
@@ -122,15 +141,39 @@ impl OAuth {
             server =
                 string_list(prm.get("authorization_servers")).and_then(|s| s.into_iter().next());
         }
+        // Without protected resource metadata (the 2025-03-26 rules) the authorization server
+        // is the MCP server's own origin.
+        let legacy = server.is_none();
         let server = match server {
             Some(s) => s,
             None => legacy_authorization_server(&self.server_url)
                 .ok_or_else(|| "mcp: oauth: the server URL is not a URL".to_owned())?,
         };
+        trusted_url(
+            "the authorization server the protected resource names",
+            &server,
+        )?;
         let mut metadata = None;
+        let mut issuer = server.clone();
         for url in authorization_server_metadata_urls(&server) {
             match self.fetch_json(&url).await {
                 Fetched::Found(v) => {
+                    // A document that claims another issuer than the one it was looked up for
+                    // is not that issuer's: using it would post the code, the verifier or a
+                    // client assertion where it points (the mix-up attack). The 2025-03-26
+                    // root document, served by the MCP server itself, may name an issuer with
+                    // a path, on that origin only (so it can never claim another's).
+                    let claimed = v.get("issuer").and_then(Value::as_str).unwrap_or("");
+                    let same_origin = || {
+                        let origin = |u: &str| url::Url::parse(u).ok().map(|u| u.origin());
+                        origin(claimed).is_some() && origin(claimed) == origin(&self.server_url)
+                    };
+                    if !(same_issuer(claimed, &server) || legacy && same_origin()) {
+                        return Err(untrusted(format!(
+                            "mcp: oauth: the authorization server metadata at '{url}' names another issuer than '{server}', which it was looked up for (RFC 8414 §3.3); it was not used"
+                        )));
+                    }
+                    issuer = claimed.to_owned();
                     metadata = Some(v);
                     break;
                 }
@@ -142,8 +185,18 @@ impl OAuth {
                 }
             }
         }
+        if let Some(pin) = &self.cfg.issuer {
+            if !same_issuer(&issuer, pin) {
+                return Err(untrusted(format!(
+                    "mcp: oauth: '{}' names an authorization server other than 'http.oauth.issuer' ('{pin}'); nothing but a metadata request was sent to it",
+                    self.server_url
+                )));
+            }
+        }
         let resource = match &self.cfg.resource {
-            ResourceChoice::Discovered => resource,
+            // Without resource metadata the server's own canonical URL (RFC 8707: the MCP
+            // specification has clients send it whether or not the server supports it).
+            ResourceChoice::Discovered => resource.or_else(|| canonical_resource(&self.server_url)),
             ResourceChoice::Fixed(r) => Some(r.clone()),
             ResourceChoice::Omit => None,
         };
@@ -152,6 +205,7 @@ impl OAuth {
             resource,
             resource_scopes,
             server,
+            issuer,
             metadata,
         };
         flight.discovery = Some(d.clone());

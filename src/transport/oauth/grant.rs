@@ -7,7 +7,7 @@ use super::wire::{form_encode, json_answer, now_ms, random_b64};
 use super::{lock, Flight, OAuth, Tokens};
 use crate::core::error::{Failure, OAuthFailure};
 use crate::core::oauth::{
-    error_code, read_redirect, select_auth_method, select_scope, AuthMethod, Challenge, Grant,
+    read_redirect, select_auth_method, select_scope, token_type_shown, AuthMethod, Challenge, Grant,
 };
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use base64::Engine;
@@ -63,18 +63,27 @@ impl OAuth {
             before.as_deref(),
             d.meta_list("scopes_supported").as_deref(),
         );
+        // Checked before anything else happens: only an https (or loopback http) URL is ever
+        // handed to the host, which may open() it (a `file:`, `javascript:` or `ms-msdt:` URL
+        // would run on the user's machine).
+        let endpoint = d.endpoint("authorization_endpoint", "/authorize")?;
         let client = self.client(flight, &d, scope.as_deref()).await?;
         if let Some(types) = d.meta_list("response_types_supported") {
             if !types.iter().any(|t| t == "code") {
                 return Err("mcp: oauth: the authorization server does not support the 'code' response type".into());
             }
         }
-        if let Some(methods) = d.meta_list("code_challenge_methods_supported") {
-            if !methods.iter().any(|m| m == "S256") {
-                return Err(
-                    "mcp: oauth: the authorization server does not support PKCE with S256".into(),
-                );
-            }
+        // PKCE must be verified (MCP 2025-11-25): metadata that does not list S256 (or lists no
+        // methods) is refused. Without any metadata (the 2025-03-26 fallback endpoints) there is
+        // nothing to verify, and that revision's servers are taken to support it.
+        if d.metadata.is_some()
+            && !d
+                .meta_list("code_challenge_methods_supported")
+                .is_some_and(|m| m.iter().any(|m| m == "S256"))
+        {
+            return Err(
+                "mcp: oauth: the authorization server does not advertise PKCE with S256 ('code_challenge_methods_supported'); no authorization was attempted".into(),
+            );
         }
         let verifier = random_b64(32)?;
         let state = random_b64(24)?;
@@ -82,7 +91,6 @@ impl OAuth {
         self.secrets.remember(&state);
         let digest = ring::digest::digest(&ring::digest::SHA256, verifier.as_bytes());
         let code_challenge = URL_SAFE_NO_PAD.encode(digest.as_ref());
-        let endpoint = d.endpoint("authorization_endpoint", "/authorize")?;
         let mut url = url::Url::parse(&endpoint).map_err(|_| {
             "mcp: oauth: the authorization server's 'authorization_endpoint' is not a URL"
                 .to_owned()
@@ -113,8 +121,8 @@ impl OAuth {
             .as_ref()
             .and_then(|m| m.get("authorization_response_iss_parameter_supported"))
             == Some(&Value::Bool(true));
-        let expected_iss = d.metadata.as_ref().map(|_| d.issuer());
-        let code = read_redirect(&redirect, &state, expected_iss.as_deref(), iss_required)?;
+        let expected_iss = d.metadata.as_ref().map(|_| d.issuer.as_str());
+        let code = read_redirect(&redirect, &state, expected_iss, iss_required)?;
         self.secrets.remember(&code);
         let params = vec![
             ("grant_type".to_owned(), "authorization_code".to_owned()),
@@ -167,7 +175,7 @@ impl OAuth {
             }
             AuthMethod::None => params.push(("client_id".to_owned(), client.client_id.clone())),
             AuthMethod::PrivateKeyJwt => {
-                let assertion = self.assertion(&client.client_id, &d.issuer())?;
+                let assertion = self.assertion(&client.client_id, &d.issuer)?;
                 self.secrets.remember(&assertion);
                 params.push((
                     "client_assertion_type".to_owned(),
@@ -194,7 +202,7 @@ impl OAuth {
         if !token_type.eq_ignore_ascii_case("bearer") {
             return Err(format!(
                 "mcp: oauth: the token endpoint issued a '{}' token; only Bearer tokens are supported",
-                error_code(token_type)
+                token_type_shown(token_type)
             ).into());
         }
         let refresh_token = self.secret_member(&value, "refresh_token");
@@ -211,6 +219,7 @@ impl OAuth {
                 .get("scope")
                 .and_then(Value::as_str)
                 .map(str::to_owned),
+            issuer: Some(d.issuer.clone()),
         })
     }
 }

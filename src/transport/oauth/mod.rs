@@ -29,7 +29,7 @@ use self::discovery::Discovery;
 use self::registration::ClientInfo;
 use self::wire::now_ms;
 use crate::core::error::{Failure, OAuthFailure};
-use crate::core::oauth::{Challenge, OAuthConfig, MAX_AUTHORIZATIONS};
+use crate::core::oauth::{issuers_match, Challenge, OAuthConfig, MAX_AUTHORIZATIONS};
 use crate::core::secrets::Secrets;
 use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
@@ -69,6 +69,10 @@ struct Tokens {
     expires_at: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     scope: Option<String>,
+    /// The validated issuer of the authorization server that issued them: the only one their
+    /// refresh token is ever sent to (a token without one is never refreshed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    issuer: Option<String>,
 }
 
 impl Tokens {
@@ -84,6 +88,8 @@ struct Flight {
     client: Option<ClientInfo>,
     /// The scope of the last authorization, which a step-up adds to.
     scope: Option<String>,
+    /// The issuer the configured credentials are bound to, once known.
+    bound: Option<String>,
 }
 
 pub struct OAuth {
@@ -195,7 +201,7 @@ impl OAuth {
         if let Some(t) = current {
             if t.expiring() && t.refresh_token.is_some() {
                 // A failed refresh keeps the old token: the server's 401 then leads to recover().
-                let _ = self.refresh(&mut flight, &t).await;
+                let _ = self.refresh(&mut flight, &t, None).await;
             }
         }
         Ok(self.access())
@@ -232,7 +238,10 @@ impl OAuth {
             }
             let current = lock(&self.current).clone();
             if let Some(t) = current.filter(|t| t.refresh_token.is_some()) {
-                if self.refresh(&mut flight, &t).await.is_ok() {
+                // Discovery follows the challenge: a resource that moved to another
+                // authorization server is noticed before its refresh token goes anywhere.
+                let from = challenge.resource_metadata.as_deref();
+                if self.refresh(&mut flight, &t, from).await.is_ok() {
                     return Ok(());
                 }
             }
@@ -262,24 +271,46 @@ impl OAuth {
             .await
     }
 
-    async fn refresh(&self, flight: &mut Flight, held: &Tokens) -> Result<(), Failure> {
+    async fn refresh(
+        &self,
+        flight: &mut Flight,
+        held: &Tokens,
+        from: Option<&str>,
+    ) -> Result<(), Failure> {
         let Some(refresh_token) = held.refresh_token.clone() else {
             return Err("mcp: oauth: no refresh token".into());
         };
         // Another process may have refreshed already, rotating the refresh token held here.
-        if let Some(stored) = self.load_tokens().await? {
-            if stored.access_token != held.access_token && !stored.expiring() {
-                *lock(&self.current) = Some(stored);
-                return Ok(());
-            }
+        if self.take_stored(&held.access_token).await? {
+            return Ok(());
         }
-        let d = self.discover(flight, None).await?;
+        let d = self.discover(flight, from).await?;
+        // A refresh token goes back to the authorization server that issued it and to no
+        // other: after a move (or without a recorded issuer) a new authorization is needed.
+        if !held
+            .issuer
+            .as_deref()
+            .is_some_and(|i| issuers_match(i, &d.issuer))
+        {
+            return Err("mcp: oauth: the refresh token was issued by another authorization server; it was not sent".into());
+        }
         let client = self.client(flight, &d, None).await?;
         let params = vec![
             ("grant_type".to_owned(), "refresh_token".to_owned()),
             ("refresh_token".to_owned(), refresh_token.clone()),
         ];
-        let mut tokens = self.token_request(&d, &client, params).await?;
+        let mut tokens = match self.token_request(&d, &client, params).await {
+            Ok(t) => t,
+            Err(e) => {
+                // invalid_grant: most likely another process (or source) rotated it between
+                // the store read above and this request; its token is in the store by now.
+                let rotated = e.oauth == Some(OAuthFailure::Refused(Some("invalid_grant".into())));
+                if rotated && self.take_stored(&held.access_token).await? {
+                    return Ok(());
+                }
+                return Err(e);
+            }
+        };
         if tokens.refresh_token.is_none() {
             tokens.refresh_token = Some(refresh_token);
         }
@@ -287,5 +318,17 @@ impl OAuth {
             tokens.scope = held.scope.clone();
         }
         self.save_tokens(tokens).await
+    }
+
+    /// Takes the stored token when another process saved one other than `held` that is not
+    /// about to expire.
+    async fn take_stored(&self, held: &str) -> Result<bool, Failure> {
+        if let Some(stored) = self.load_tokens().await? {
+            if stored.access_token != held && !stored.expiring() {
+                *lock(&self.current) = Some(stored);
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 }
