@@ -5,7 +5,11 @@
 // registration, PKCE, scopes and step-up.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { networkInterfaces } from 'node:os';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { networkInterfaces, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, OAuthError, mcp } from '../lib/index.js';
@@ -37,6 +41,10 @@ interface Protected {
   asMetadata?: () => unknown;
   /** The `WWW-Authenticate` field(s) of a 401 instead of the honest one. */
   challenge?: string | string[];
+  /** Where the protected resource metadata is served instead of the path-aware well-known URL. */
+  prmPath?: string;
+  /** Called with the refresh token of each refresh grant before it is answered. */
+  beforeRefresh?: (refreshToken: string) => void;
   refreshToken(rt: string): { access_token: string; refresh_token: string } | undefined;
   stop(): Promise<void>;
 }
@@ -94,7 +102,7 @@ async function serveProtected(): Promise<Protected> {
   };
   const server = http.createServer(async (req, res) => {
     const path = new URL(req.url ?? '/', state.base).pathname;
-    if (req.method === 'GET' && path === '/.well-known/oauth-protected-resource/mcp') {
+    if (req.method === 'GET' && path === (state.prmPath ?? '/.well-known/oauth-protected-resource/mcp')) {
       if (state.prm) return json(res, 200, state.prm());
       return json(res, 200, { resource: state.url, authorization_servers: [state.base] });
     }
@@ -108,6 +116,7 @@ async function serveProtected(): Promise<Protected> {
       state.tokenForms.push(form);
       if (form.get('client_secret') !== CLIENT_SECRET) return json(res, 401, { error: 'invalid_client' });
       if (form.get('grant_type') === 'refresh_token') {
+        state.beforeRefresh?.(form.get('refresh_token') ?? '');
         const tokens = state.refreshToken(form.get('refresh_token') ?? '');
         if (!tokens) return json(res, 400, { error: 'invalid_grant', error_description: 'refresh token was used already' });
         return json(res, 200, { ...tokens, token_type: 'Bearer', expires_in: 3600 });
@@ -650,5 +659,164 @@ describe('http.oauth: tokens are bound to their issuer', () => {
     expect(b.requests.filter((r) => r.form.grant_type === 'refresh_token')).toEqual([]);
     expect(b.requests.filter((r) => r.path === '/register').length).toBe(1);
     expect((store.data.get(`oauth:tokens:${served.url}`) as any).issuer).toBe(b.base);
+  });
+});
+
+describe('http.oauth: the lesser deviations', () => {
+  it("an unregistered error code is 'unknown' in the message, OAuthError.error and toWire()", async () => {
+    const served = closing(await serveProtected());
+    served.codeAnswer = { status: 400, body: { error: 'sk_live_leaky_value_123' } };
+    let err = await rejection(closing(mcp(oauthConfig(served, { authorize: browser() }) as any)).tools(session));
+    expect(err).toMatchObject({ code: 'oauth', kind: 'refused', error: 'unknown' });
+    expect(err.toWire()).toMatchObject({ kind: 'refused', error: 'unknown' });
+    expect(err.message).toMatch(/refused the token request \(unknown, HTTP 400\)/);
+    expect(err.message).not.toContain('sk_live');
+    // The same in the authorization redirect.
+    const refusing = async ({ url }: { url: string }) => {
+      const u = new URL(url);
+      const back = new URL(u.searchParams.get('redirect_uri')!);
+      back.searchParams.set('error', 'ghp_leakyerrorcode');
+      back.searchParams.set('state', u.searchParams.get('state')!);
+      return back.href;
+    };
+    err = await rejection(closing(mcp(oauthConfig(served, { authorize: refusing }) as any)).tools(session));
+    expect(err).toMatchObject({ kind: 'refused', error: 'unknown' });
+    expect(err.message).not.toContain('ghp_');
+  });
+
+  it('reads the Bearer challenge among others, in one field or in several', async () => {
+    for (const challenge of [
+      (base: string) => `Basic realm="api, v2", Bearer error="invalid_token", resource_metadata="${base}/custom/prm"`,
+      (base: string) => ['Basic realm="api"', `Bearer resource_metadata="${base}/custom/prm"`],
+    ]) {
+      const served = closing(await serveProtected());
+      const a = closing(await serveAuthServer(served.valid));
+      // Only the challenge leads to the metadata, and only it names the authorization server
+      // that registers clients (the server's own offers no registration).
+      served.prmPath = '/custom/prm';
+      served.prm = () => ({ resource: served.url, authorization_servers: [a.base] });
+      served.challenge = challenge(served.base);
+      const source = closing(
+        mcp({
+          transport: 'streamable-http',
+          url: served.url,
+          http: { oauth: { redirectUri: 'http://127.0.0.1:9/cb', authorize: browser() } },
+        } as any),
+      );
+      const defs = await source.tools(session);
+      expect(await defs[0].execute({ text: 'hi' }, ctx)).toBe('hi');
+      const registration = a.requests.find((r) => r.path === '/register');
+      // A public client asks for no client authentication (RFC 8252 §8.4).
+      expect(registration?.form.token_endpoint_auth_method).toBe('none');
+    }
+  });
+
+  it('refuses authorization server metadata that does not advertise PKCE S256', async () => {
+    for (const methods of [undefined, ['plain']]) {
+      const served = closing(await serveProtected());
+      served.asMetadata = () => ({ ...honestMetadata(served.base), code_challenge_methods_supported: methods });
+      const asked: string[] = [];
+      const authorize = browser();
+      const err = await rejection(
+        closing(mcp(oauthConfig(served, { authorize: (r: any) => (asked.push(r.url), authorize(r)) }) as any)).tools(session),
+      );
+      expect(err.message).toMatch(/does not advertise PKCE with S256/);
+      expect(asked).toEqual([]);
+    }
+  });
+
+  it('sends resource (the server URL) without protected resource metadata', async () => {
+    const served = closing(await serveProtected());
+    served.prmPath = '/nowhere';
+    const urls: string[] = [];
+    const authorize = browser();
+    const source = closing(mcp(oauthConfig(served, { authorize: (r: any) => (urls.push(r.url), authorize(r)) }) as any));
+    await source.tools(session);
+    expect(new URL(urls[0]).searchParams.get('resource')).toBe(served.url);
+    expect(served.tokenForms[0].get('resource')).toBe(served.url);
+  });
+
+  it('a refresh refused with invalid_grant takes the token another process just rotated in', async () => {
+    const served = closing(await serveProtected());
+    const store = memoryStore();
+    const first = mcp(oauthConfig(served, { store, authorize: browser() }) as any);
+    await first.tools(session);
+    await first.close();
+    const source = closing(mcp(oauthConfig(served, { store }) as any)); // no authorize callback
+    const defs = await source.tools(session);
+    const key = `oauth:tokens:${served.url}`;
+    const mine = store.data.get(key) as any;
+    // Another process refreshes with the same refresh token just before ours arrives.
+    served.beforeRefresh = (rt) => {
+      served.beforeRefresh = undefined;
+      const theirs = served.refreshToken(rt)!;
+      store.data.set(key, { ...theirs, expires_at: Date.now() + 3_600_000, issuer: mine.issuer });
+    };
+    served.valid.delete(mine.access_token);
+    expect(await defs[0].execute({ text: 'raced' }, ctx)).toBe('raced');
+    expect(served.reused).toEqual([mine.refresh_token]); // ours lost the race, once
+  });
+});
+
+describe('rulvar-mcp --oauth (the CLI login)', () => {
+  const cli = fileURLToPath(new URL('../bin/rulvar-mcp.js', import.meta.url));
+  const login = (served: Protected, store: string) => {
+    const child = spawn(process.execPath, [cli, 'inspect', '--json', '--oauth', '--oauth-store', store, '--http', served.url], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    let stdout = '';
+    child.stdout.on('data', (c) => (stdout += c));
+    const printed = new Promise<string>((resolve) => {
+      child.stderr.on('data', (c) => {
+        stderr += c;
+        const m = /^\s+(https?:\/\/\S+)$/m.exec(stderr);
+        if (m) resolve(m[1]);
+      });
+    });
+    const exited = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+      child.on('exit', (code) => resolve({ code, stdout, stderr })),
+    );
+    closing.defer(() => child.kill());
+    return { printed, exited };
+  };
+  const publicServer = async () => {
+    const served = closing(await serveProtected());
+    const a = closing(await serveAuthServer(served.valid));
+    served.prm = () => ({ resource: served.url, authorization_servers: [a.base] });
+    return served;
+  };
+
+  it('a /callback with another state gets 400 and the login keeps waiting', async () => {
+    const served = await publicServer();
+    const store = join(mkdtempSync(join(tmpdir(), 'rulvar-oauth-')), 'oauth.json');
+    const { printed, exited } = login(served, store);
+    const u = new URL(await printed);
+    const back = new URL(u.searchParams.get('redirect_uri')!);
+    back.searchParams.set('code', 'attacker-code');
+    back.searchParams.set('state', 'not-the-state');
+    expect((await fetch(back)).status).toBe(400);
+    back.searchParams.delete('state');
+    expect((await fetch(back)).status).toBe(400);
+    back.searchParams.set('code', 'code-of-the-user');
+    back.searchParams.set('state', u.searchParams.get('state')!);
+    expect((await fetch(back)).status).toBe(200);
+    const r = await exited;
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout).tools.length).toBeGreaterThan(0);
+    const saved = JSON.parse(readFileSync(store, 'utf8'));
+    expect(saved[`oauth:tokens:${served.url}`].access_token).toMatch(/^other-access-/);
+    expect(readdirSync(dirname(store)).sort()).toEqual(['oauth.json']); // no temp or lock file left
+  });
+
+  it('refuses to overwrite a store it cannot parse', async () => {
+    const served = await publicServer();
+    const store = join(mkdtempSync(join(tmpdir(), 'rulvar-oauth-')), 'oauth.json');
+    writeFileSync(store, '{"oauth:tokens:x": {"access_token": "half-writ');
+    const { exited } = login(served, store);
+    const r = await exited;
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toMatch(/the OAuth store '.*' is not a JSON object; it is left as it is/);
+    expect(readFileSync(store, 'utf8')).toBe('{"oauth:tokens:x": {"access_token": "half-writ');
   });
 });
