@@ -820,3 +820,38 @@ describe('rulvar-mcp --oauth (the CLI login)', () => {
     expect(readFileSync(store, 'utf8')).toBe('{"oauth:tokens:x": {"access_token": "half-writ');
   });
 });
+
+describe('credentials in the server URL', () => {
+  const SECRETS = ['pa55-w0rd-secret', 'alice-the-user', 'ak-live-123456', 'tok-987654321'];
+  const withCredentials = (url: string) => {
+    const u = new URL(url);
+    u.username = 'alice-the-user';
+    u.password = 'pa55-w0rd-secret';
+    u.search = '?api_key=ak-live-123456&v=2&access_token=tok-987654321';
+    return u.href;
+  };
+  const clean = (text: string) => {
+    for (const s of SECRETS) expect(text).not.toContain(s);
+  };
+
+  it('show nowhere: not in source.id, the posture or an error text', async () => {
+    const url = withCredentials('http://127.0.0.1:1/mcp');
+    const source = closing(mcp({ transport: 'streamable-http', url, timeouts: { connectMs: 5_000 } } as any));
+    expect(source.id).toBe('mcp:http:http://127.0.0.1:1/mcp?api_key=[redacted]&v=2&access_token=[redacted]');
+    clean(JSON.stringify(source.describeRegulatedPosture()));
+    const err = await rejection(source.tools(session));
+    expect(err.message).toMatch(/^mcp: /);
+    clean(err.message);
+    // An OAuth error naming the server, and a config refusal quoting the URL.
+    const served = closing(await serveProtected());
+    const oauthSource = closing(mcp({ ...oauthConfig(served, {}), url: withCredentials(served.url) } as any));
+    const oauthErr = await rejection(oauthSource.tools(session));
+    expect(oauthErr).toMatchObject({ kind: 'authorization_required' });
+    clean(oauthErr.message);
+    const refused = thrown(() =>
+      mcp({ transport: 'streamable-http', url: withCredentials('http://mcp.example.com/mcp'), http: { oauth: { redirectUri: 'http://127.0.0.1:9/cb' } } } as any),
+    );
+    expect(refused).toBeInstanceOf(ConfigError);
+    clean(refused.message);
+  });
+});

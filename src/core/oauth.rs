@@ -392,10 +392,14 @@ pub fn same_issuer(claimed: &str, derived: &str) -> bool {
 }
 
 /// The resource indicator (RFC 8707) of a server without protected resource metadata: its own
-/// canonical URL (lower-case scheme and host, no fragment, no trailing `/` on an empty path).
+/// canonical URL (lower-case scheme and host, no trailing `/` on an empty path), without a
+/// fragment, and without userinfo or query, which can carry the server's own credentials.
 pub fn canonical_resource(server_url: &str) -> Option<String> {
     let mut url = Url::parse(server_url).ok()?;
     url.set_fragment(None);
+    url.set_query(None);
+    let _ = url.set_username("");
+    let _ = url.set_password(None);
     let s = url.to_string();
     Some(match (url.path(), url.query()) {
         ("/", None) => s.trim_end_matches('/').to_owned(),
@@ -1057,6 +1061,10 @@ mod tests {
         assert_eq!(
             canonical_resource("https://h.example").as_deref(),
             Some("https://h.example")
+        );
+        assert_eq!(
+            canonical_resource("https://u:p@h.example/mcp?api_key=k").as_deref(),
+            Some("https://h.example/mcp")
         );
         assert!(check_server_url("http://mcp.example/mcp", "x").is_err());
         assert!(check_server_url("http://127.0.0.1:1/mcp", "x").is_ok());

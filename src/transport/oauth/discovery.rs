@@ -110,7 +110,7 @@ impl OAuth {
             if origin(named).is_none() || origin(named) != origin(&self.server_url) {
                 return Err(untrusted(format!(
                     "mcp: oauth: the challenge of '{}' names resource metadata on another origin; it was not fetched",
-                    self.server_url
+                    self.shown_url
                 )));
             }
         }
@@ -133,7 +133,7 @@ impl OAuth {
             if !resource_allowed(&self.server_url, named) {
                 return Err(format!(
                     "mcp: oauth: the protected resource metadata of '{}' names the resource '{named}', which does not cover it; no authorization was attempted",
-                    self.server_url
+                    self.shown_url
                 ).into());
             }
             resource = Some(named.to_owned());
@@ -189,7 +189,7 @@ impl OAuth {
             if !same_issuer(&issuer, pin) {
                 return Err(untrusted(format!(
                     "mcp: oauth: '{}' names an authorization server other than 'http.oauth.issuer' ('{pin}'); nothing but a metadata request was sent to it",
-                    self.server_url
+                    self.shown_url
                 )));
             }
         }

@@ -53,7 +53,7 @@ impl OAuth {
         if !self.host.can_authorize() {
             return Err(Failure::oauth(OAuthFailure::AuthorizationRequired, format!(
                 "mcp: oauth: '{}' requires authorization and 'http.oauth.authorize' is not set (no stored token could be used)",
-                self.server_url
+                self.shown_url
             )));
         }
         let scope = select_scope(

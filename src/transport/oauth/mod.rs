@@ -28,6 +28,7 @@ mod wire;
 use self::discovery::Discovery;
 use self::registration::ClientInfo;
 use self::wire::now_ms;
+use crate::core::config::shown_url;
 use crate::core::error::{Failure, OAuthFailure};
 use crate::core::oauth::{issuers_match, Challenge, OAuthConfig, MAX_AUTHORIZATIONS};
 use crate::core::secrets::Secrets;
@@ -95,6 +96,8 @@ struct Flight {
 pub struct OAuth {
     cfg: OAuthConfig,
     server_url: String,
+    /// `server_url` as messages show it: without the credentials it may carry.
+    shown_url: String,
     host: Arc<dyn OAuthHost>,
     secrets: Arc<Secrets>,
     /// Follows no redirect: nothing of ours is sent where an answer points.
@@ -126,6 +129,7 @@ impl OAuth {
         Ok(Arc::new(OAuth {
             cfg,
             server_url: server_url.to_owned(),
+            shown_url: shown_url(server_url),
             host,
             secrets,
             http,
@@ -251,12 +255,12 @@ impl OAuth {
             return Err(if step_up {
                 Failure::oauth(OAuthFailure::StepUpExhausted, format!(
                     "mcp: oauth: step-up exhausted: '{}' still refuses the token as insufficient_scope after {MAX_AUTHORIZATIONS} authorizations",
-                    self.server_url
+                    self.shown_url
                 ))
             } else {
                 Failure::oauth(OAuthFailure::AuthorizationExhausted, format!(
                     "mcp: oauth: '{}' still refuses the token after {MAX_AUTHORIZATIONS} authorizations",
-                    self.server_url
+                    self.shown_url
                 ))
             });
         }

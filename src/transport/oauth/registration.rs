@@ -51,7 +51,7 @@ impl OAuth {
             }
             Some(b) => Err(untrusted(format!(
                 "mcp: oauth: '{}' now names the authorization server '{}', and the configured client credentials are bound to '{b}'; they were not sent (set 'http.oauth.issuer' to move them)",
-                self.server_url, d.issuer
+                self.shown_url, d.issuer
             ))),
             None => {
                 self.host
@@ -128,7 +128,7 @@ impl OAuth {
         if d.metadata.is_some() && d.meta_str("registration_endpoint").is_none() {
             return Err(format!(
                 "mcp: oauth: the authorization server of '{}' offers no client registration; give 'http.oauth.clientId' (or 'http.oauth.clientMetadataUrl' where it supports client metadata documents)",
-                self.server_url
+                self.shown_url
             )
             .into());
         }
