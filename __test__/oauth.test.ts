@@ -855,3 +855,42 @@ describe('credentials in the server URL', () => {
     clean(refused.message);
   });
 });
+
+describe('the CLI file store', () => {
+  it('loses no key when several processes save at once', async () => {
+    const cli = fileURLToPath(new URL('../bin/rulvar-mcp.js', import.meta.url));
+    const dir = mkdtempSync(join(tmpdir(), 'rulvar-oauth-'));
+    const store = join(dir, 'oauth.json');
+    const writer = (n: number) =>
+      new Promise<number | null>((resolve) => {
+        const script = `const { fileStore } = require(${JSON.stringify(cli)});
+          const s = fileStore(${JSON.stringify(store)});
+          for (let i = 0; i < 40; i++) s.save('k-${n}-' + i, { v: i });`;
+        spawn(process.execPath, ['-e', script], { stdio: 'ignore' }).on('exit', resolve);
+      });
+    expect(await Promise.all([0, 1, 2, 3].map(writer))).toEqual([0, 0, 0, 0]);
+    const saved = JSON.parse(readFileSync(store, 'utf8'));
+    expect(Object.keys(saved).length).toBe(160);
+    expect(readdirSync(dir)).toEqual(['oauth.json']);
+  });
+});
+
+describe('http.oauth: the 2025-03-26 root document', () => {
+  it("may name an issuer on the server's own origin only", async () => {
+    const served = closing(await serveProtected());
+    served.prmPath = '/nowhere'; // no resource metadata: the 2025-03-26 rules
+    served.asMetadata = () => ({ ...honestMetadata(served.base), issuer: 'https://honest-idp.example' });
+    const asked: string[] = [];
+    const authorize = browser();
+    const err = await rejection(
+      closing(mcp(oauthConfig(served, { authorize: (r: any) => (asked.push(r.url), authorize(r)) }) as any)).tools(session),
+    );
+    expect(err).toMatchObject({ code: 'oauth', kind: 'untrusted' });
+    expect(asked).toEqual([]);
+    expect(served.tokenForms).toEqual([]);
+    // An issuer with a path on the server's origin is that server's (the suite's backcompat case).
+    served.asMetadata = () => ({ ...honestMetadata(served.base), issuer: `${served.base}/oauth` });
+    const defs = await closing(mcp(oauthConfig(served, { authorize: browser() }) as any)).tools(session);
+    expect(defs.length).toBeGreaterThan(0);
+  });
+});

@@ -392,6 +392,11 @@ async function main(argv) {
   }
 }
 
-main(process.argv.slice(2)).then((code) => {
-  process.exitCode = code;
-});
+if (require.main === module) {
+  main(process.argv.slice(2)).then((code) => {
+    process.exitCode = code;
+  });
+} else {
+  // For the tests: the file store, driven by several processes at once.
+  module.exports = { fileStore };
+}
