@@ -45,12 +45,16 @@ pub fn untrusted(message: String) -> Failure {
 }
 
 /// An authorization server URL a server handed over (`what` names where it came from), parsed
-/// and held to `https:` (or loopback `http:`); never fetched otherwise.
-pub fn trusted_url(what: &str, value: &str) -> std::result::Result<Url, Failure> {
+/// and held to `https:`, or to `http:` on a loopback host when the MCP server (`server_url`) is
+/// itself on one: a remote server must not steer requests to the user's own machine (SSRF
+/// against local services). Never fetched otherwise.
+pub fn trusted_url(what: &str, value: &str, server_url: &str) -> std::result::Result<Url, Failure> {
+    let server_local = Url::parse(server_url).is_ok_and(|u| is_loopback(&u));
     match Url::parse(value) {
-        Ok(u) if trusted_scheme(&u) => Ok(u),
+        Ok(u) if u.scheme() == "https" && u.host().is_some() => Ok(u),
+        Ok(u) if u.scheme() == "http" && is_loopback(&u) && server_local => Ok(u),
         _ => Err(untrusted(format!(
-            "mcp: oauth: {what} is not an https:// URL (http:// only on a loopback host); it was not used"
+            "mcp: oauth: {what} is not an https:// URL (http:// only on a loopback host, for a server on one); it was not used"
         ))),
     }
 }
@@ -137,6 +141,12 @@ mod tests {
             Some("https://h.example/mcp")
         );
         assert!(check_server_url("http://mcp.example/mcp", "x").is_err());
+        // Loopback http only for a server on loopback: a remote one cannot point at local ports.
+        assert!(trusted_url("t", "http://127.0.0.1:8080/", "http://localhost:1/mcp").is_ok());
+        assert!(trusted_url("t", "http://127.0.0.1:8080/", "https://mcp.example/mcp").is_err());
+        assert!(trusted_url("t", "https://as.example/", "https://mcp.example/mcp").is_ok());
+        let e = trusted_url("t", "javascript:alert(1)", "http://localhost:1/").unwrap_err();
+        assert_eq!(e.oauth, Some(OAuthFailure::Untrusted));
         assert!(check_server_url("http://127.0.0.1:1/mcp", "x").is_ok());
     }
 }

@@ -26,6 +26,8 @@ pub(super) struct Discovery {
     /// credentials are bound to.
     pub(super) issuer: String,
     pub(super) metadata: Option<Value>,
+    /// The MCP server's URL, which decides whether loopback `http:` endpoints are accepted.
+    pub(super) server_url: String,
 }
 
 impl Discovery {
@@ -51,7 +53,11 @@ impl Discovery {
                 "mcp: oauth: the authorization server URL is not a URL".to_owned()
             })?,
         };
-        trusted_url(&format!("the authorization server's '{key}'"), &url)?;
+        trusted_url(
+            &format!("the authorization server's '{key}'"),
+            &url,
+            &self.server_url,
+        )?;
         Ok(url)
     }
 }
@@ -152,6 +158,7 @@ impl OAuth {
         trusted_url(
             "the authorization server the protected resource names",
             &server,
+            &self.server_url,
         )?;
         let mut metadata = None;
         let mut issuer = server.clone();
@@ -207,6 +214,7 @@ impl OAuth {
             server,
             issuer,
             metadata,
+            server_url: self.server_url.clone(),
         };
         flight.discovery = Some(d.clone());
         Ok(d)
