@@ -894,3 +894,27 @@ describe('http.oauth: the 2025-03-26 root document', () => {
     expect(defs.length).toBeGreaterThan(0);
   });
 });
+
+describe('http.oauth: a resource that moves under the same metadata URL', () => {
+  it('is discovered afresh when it refuses a token, and the new authorization server is used', async () => {
+    const served = closing(await serveProtected());
+    const a = closing(await serveAuthServer(served.valid));
+    const b = closing(await serveAuthServer(served.valid));
+    let current = a;
+    served.prm = () => ({ resource: served.url, authorization_servers: [current.base] });
+    const source = closing(
+      mcp({
+        transport: 'streamable-http',
+        url: served.url,
+        http: { oauth: { redirectUri: 'http://127.0.0.1:9/cb', authorize: browser() } },
+      } as any),
+    );
+    const defs = await source.tools(session);
+    current = b; // same challenge, same metadata URL, new content
+    served.valid.clear();
+    expect(await defs[0].execute({ text: 'moved' }, ctx)).toBe('moved');
+    expect(a.requests.filter((r) => r.form.grant_type === 'refresh_token')).toEqual([]);
+    expect(b.requests.filter((r) => r.form.grant_type === 'refresh_token')).toEqual([]);
+    expect(b.requests.filter((r) => r.path === '/register').length).toBe(1);
+  });
+});

@@ -231,6 +231,12 @@ impl OAuth {
             return Ok(());
         }
         let step_up = status == 403 && challenge.insufficient_scope();
+        if !step_up && sent.is_some() {
+            // The resource refused a token it took before: it may have moved to another
+            // authorization server (its metadata changed, its URL did not), so discovery is
+            // done afresh rather than trusted from the cache.
+            flight.discovery = None;
+        }
         if !step_up {
             // Another process may have authorized, or refreshed (and so rotated the refresh
             // token this one holds): its token is taken as it is.
