@@ -172,4 +172,30 @@ mod tests {
         let c = Challenge::parse(Some(r#"Bearer resource_metadata="file:///etc/passwd""#));
         assert_eq!(c.resource_metadata, None);
     }
+
+    #[test]
+    fn malformed_challenges_never_panic() {
+        for field in [
+            "",
+            "=",
+            "==",
+            ",",
+            "Bearer",
+            "Bearer =",
+            "Bearer a=",
+            "Bearer a=\"",
+            "Bearer a=\"\\",
+            "Bearer a=b=c",
+            "Bearer ,,, a = \"x\" ,",
+            "Bearer\u{3000}scope=\u{e9}",
+            "a=b, c=d",
+            "Bearer resource_metadata=\"http://h/\\\"x\"",
+            "Basic ==, =Bearer",
+            "\"Bearer\" scope=x",
+        ] {
+            let _ = Challenge::parse(Some(field));
+        }
+        let c = Challenge::parse(Some("Bearer a=b=c, scope=s"));
+        assert_eq!(c.scope.as_deref(), Some("s"));
+    }
 }
