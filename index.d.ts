@@ -16,9 +16,10 @@ export type HeaderHook = () => HeaderRecord | Promise<HeaderRecord>;
 export type OAuthReason = 'authorization_required' | 'token_rejected' | 'insufficient_scope';
 
 /**
- * Persists tokens and client registrations across processes (keys `oauth:tokens:<url>` and
- * `oauth:client:<authorization server>`; values are JSON objects holding secrets: keep them
- * where only the user can read them).
+ * Persists tokens and client registrations across processes (keys `oauth:tokens:<url>`,
+ * `oauth:client:<issuer>` and `oauth:credentials:<url>`, the issuer the configured credentials
+ * are bound to; values are JSON objects holding secrets: keep them where only the user can
+ * read them).
  */
 export interface OAuthStore {
   load(key: string): unknown | Promise<unknown>;
@@ -41,12 +42,22 @@ export interface OAuthConfig {
   clientMetadataUrl?: string;
   /** The client name sent in a dynamic registration. @default 'rulvar-mcp' */
   clientName?: string;
-  /** Where the authorization server sends the user back (required for `authorization_code`). */
+  /**
+   * Where the authorization server sends the user back (required for `authorization_code`): an
+   * `https:` URL, or `http:` on a loopback host (127.0.0.0/8, `[::1]`, `localhost`).
+   */
   redirectUri?: string;
   /** Scopes asked for when neither the server's challenge nor its metadata names any. */
   scope?: string;
   /** The RFC 8707 `resource`: a URL to send instead of the discovered one, or `false` to send none. */
   resource?: string | false;
+  /**
+   * The issuer identifier (RFC 8414) of the only authorization server this source uses: any
+   * other the server names is refused (`OAuthError` `'untrusted'`) before anything is sent to
+   * it. Without it the configured `clientSecret` / `privateKey` are bound to the first issuer
+   * they are used with. An `https:` URL (`http:` on loopback) without a query or fragment.
+   */
+  issuer?: string;
   /** Shows the user `url`, resolves with the redirect URL the browser then reached. */
   authorize?: (request: { url: string; reason: OAuthReason; signal: AbortSignal }) => string | URL | Promise<string | URL>;
   /** Where tokens and registrations are kept; in memory for the source's life when absent. */
@@ -373,7 +384,10 @@ export declare class ConfigError extends Error {
  * An `http.oauth` failure a host can act on (from `tools()` or a tool's `execute`):
  * `'authorization_required'` (no `authorize` callback and no stored token could be used),
  * `'refused'` (the authorization server said no; `error` is its RFC 6749 error code),
- * `'step_up_exhausted'` / `'authorization_exhausted'` (still refused after 3 authorizations).
+ * `'step_up_exhausted'` / `'authorization_exhausted'` (still refused after 3 authorizations),
+ * `'untrusted'` (what the server or its authorization server handed over failed a trust check:
+ * an issuer that is not where its metadata was found, a URL that is not https, metadata on
+ * another origin, an authorization server other than the pinned or bound one; nothing was sent).
  */
 export declare class OAuthError extends Error {
   constructor(
@@ -383,7 +397,10 @@ export declare class OAuthError extends Error {
   readonly name: 'OAuthError';
   readonly code: 'oauth';
   readonly kind: OAuthErrorKind;
-  /** The authorization server's error code (`invalid_grant`, `access_denied`, ...), for `'refused'`. */
+  /**
+   * The authorization server's error code (`invalid_grant`, `access_denied`, ...), for
+   * `'refused'`: a registered code, or `'unknown'`.
+   */
   readonly error?: string;
   readonly retryable: false;
   toWire(): { code: 'oauth'; kind: OAuthErrorKind; message: string; retryable: false; error?: string };
@@ -393,7 +410,8 @@ export type OAuthErrorKind =
   | 'authorization_required'
   | 'refused'
   | 'step_up_exhausted'
-  | 'authorization_exhausted';
+  | 'authorization_exhausted'
+  | 'untrusted';
 
 export type ConfigErrorClass = new (message: string, options?: { cause?: unknown }) => Error;
 

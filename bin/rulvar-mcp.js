@@ -10,6 +10,7 @@ const path = require('node:path');
 const fs = require('node:fs');
 const http = require('node:http');
 const os = require('node:os');
+const crypto = require('node:crypto');
 const api = require('../lib/index.js');
 const { unvalidatedReasons } = require('../lib/source.js');
 
@@ -85,24 +86,76 @@ const names = (list) => (list ?? []).flatMap((v) => v.split(',')).filter(Boolean
 // A bound is passed as given when it is not a number, so mcp() refuses it with its own message.
 const number = (v) => (v === undefined ? undefined : v.trim() !== '' && !Number.isNaN(Number(v)) ? Number(v) : v);
 
-/** Tokens and registrations in a JSON file only the user can read, read afresh on every load. */
+/**
+ * Tokens and registrations in a JSON file only the user can read, read afresh on every load.
+ * Two logins at once (two terminals, two sources) each write under a lock file, through a
+ * temp file of their own (O_EXCL, a random name, mode 0600) renamed over the store, so neither
+ * loses the other's key; a store that is there but is not JSON is never overwritten.
+ */
 function fileStore(file) {
   const read = () => {
+    let text;
     try {
-      return JSON.parse(fs.readFileSync(file, 'utf8'));
+      text = fs.readFileSync(file, 'utf8');
+    } catch (err) {
+      if (err.code === 'ENOENT') return {};
+      throw err;
+    }
+    let data;
+    try {
+      data = JSON.parse(text);
     } catch {
-      return {};
+      data = undefined;
+    }
+    if (data === null || typeof data !== 'object' || Array.isArray(data)) {
+      throw new Error(`rulvar-mcp: the OAuth store '${file}' is not a JSON object; it is left as it is (move it away to log in afresh)`);
+    }
+    return data;
+  };
+  const lockFile = `${file}.lock`;
+  const withLock = (fn) => {
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      try {
+        fs.closeSync(fs.openSync(lockFile, 'wx', 0o600));
+        break;
+      } catch (err) {
+        if (err.code !== 'EEXIST') throw err;
+        // A lock older than 30 s is a crashed writer's: taken over.
+        try {
+          if (Date.now() - fs.statSync(lockFile).mtimeMs > 30_000) fs.rmSync(lockFile, { force: true });
+        } catch {}
+        if (Date.now() > deadline) throw new Error(`rulvar-mcp: the OAuth store '${file}' stayed locked ('${lockFile}')`);
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 25);
+      }
+    }
+    try {
+      return fn();
+    } finally {
+      fs.rmSync(lockFile, { force: true });
     }
   };
   return {
     load: (key) => read()[key] ?? null,
     save: (key, value) => {
       fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-      const data = { ...read(), [key]: value };
-      const tmp = `${file}.${process.pid}.tmp`;
-      fs.writeFileSync(tmp, JSON.stringify(data, null, 2), { mode: 0o600 });
-      fs.chmodSync(tmp, 0o600);
-      fs.renameSync(tmp, file);
+      withLock(() => {
+        const data = { ...read(), [key]: value };
+        const tmp = `${file}.${crypto.randomBytes(8).toString('hex')}.tmp`;
+        const fd = fs.openSync(tmp, 'wx', 0o600);
+        try {
+          fs.writeFileSync(fd, JSON.stringify(data, null, 2));
+          fs.fchmodSync(fd, 0o600);
+        } finally {
+          fs.closeSync(fd);
+        }
+        try {
+          fs.renameSync(tmp, file);
+        } catch (err) {
+          fs.rmSync(tmp, { force: true });
+          throw err;
+        }
+      });
     },
   };
 }
@@ -117,6 +170,12 @@ async function loopback(port) {
     const url = new URL(req.url ?? '/', `http://127.0.0.1:${server.address().port}`);
     if (url.pathname !== '/callback' || waiting === null) {
       res.writeHead(404).end();
+      return;
+    }
+    // Any page the browser visits can send it to this port: only the redirect that answers
+    // this login's authorization request (its `state`) ends the wait.
+    if (!waiting.state || url.searchParams.get('state') !== waiting.state) {
+      res.writeHead(400, { 'content-type': 'text/plain; charset=utf-8' }).end('rulvar-mcp: this is not the redirect of the login in progress.\n');
       return;
     }
     res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' }).end('rulvar-mcp: authorized; you can close this window.\n');
@@ -134,7 +193,7 @@ async function loopback(port) {
     authorize: ({ url, signal }) =>
       new Promise((resolve, reject) => {
         process.stderr.write(`\nOpen this URL to authorize rulvar-mcp:\n\n  ${url}\n\nwaiting for the redirect on 127.0.0.1:${server.address().port}...\n`);
-        waiting = { resolve, reject };
+        waiting = { resolve, reject, state: new URL(url).searchParams.get('state') };
         server.ref();
         signal?.addEventListener('abort', () => reject(signal.reason ?? new Error('aborted')), { once: true });
       }).finally(() => server.unref()),
@@ -333,6 +392,11 @@ async function main(argv) {
   }
 }
 
-main(process.argv.slice(2)).then((code) => {
-  process.exitCode = code;
-});
+if (require.main === module) {
+  main(process.argv.slice(2)).then((code) => {
+    process.exitCode = code;
+  });
+} else {
+  // For the tests: the file store, driven by several processes at once.
+  module.exports = { fileStore };
+}

@@ -23,9 +23,10 @@ class ConfigError extends Error {
 /**
  * An `http.oauth` failure a host can act on: `code` 'oauth', `kind` 'authorization_required'
  * (no `authorize` callback, and no stored token could be used), 'refused' (the authorization
- * server said no; `error` is its RFC 6749 error code, never its description),
+ * server said no; `error` is its registered error code or 'unknown', never its description),
  * 'step_up_exhausted' or 'authorization_exhausted' (the server still refused after the last of
- * 3 authorizations in a row), `retryable` false, `toWire()`.
+ * 3 authorizations in a row), 'untrusted' (what a server handed over failed a trust check;
+ * nothing was sent to it), `retryable` false, `toWire()`.
  */
 class OAuthError extends Error {
   constructor(message, options = {}) {

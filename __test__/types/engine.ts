@@ -133,7 +133,7 @@ export function wire(err: ConfigError): { code: 'config'; message: string; retry
 /** An engine telling an OAuth failure apart by its kind, and reading the server's code. */
 export function oauthAction(err: unknown): string {
   if (!(err instanceof OAuthError)) return 'other';
-  const kind: 'authorization_required' | 'refused' | 'step_up_exhausted' | 'authorization_exhausted' = err.kind;
+  const kind: 'authorization_required' | 'refused' | 'step_up_exhausted' | 'authorization_exhausted' | 'untrusted' = err.kind;
   const code: 'oauth' = err.toWire().code;
   return `${code}:${kind}:${err.error ?? ''}`;
 }

@@ -7,7 +7,7 @@
 //! refused is refused with the original's message.
 
 use super::error::{ConfigError, Result};
-use super::oauth::{parse_oauth, OAuthConfig};
+use super::oauth::{check_server_url, parse_oauth, OAuthConfig};
 use super::raw::Raw;
 use std::collections::HashMap;
 
@@ -83,6 +83,9 @@ pub enum Transport {
     },
     Http {
         url: String,
+        /// What of `url` is a credential (its userinfo, credential-like query values): redacted
+        /// wherever a server echoes it.
+        credentials: Vec<String>,
         headers: Headers,
         /// `http.oauth`: the addon obtains, refreshes and sends the bearer token itself.
         oauth: Option<OAuthConfig>,
@@ -125,7 +128,9 @@ impl Config {
     pub fn id(&self) -> String {
         match &self.transport {
             Transport::Stdio { command, .. } => format!("mcp:stdio:{command}"),
-            Transport::Http { url, .. } => format!("mcp:http:{url}"),
+            // Never the credentials a URL may carry: the id is shown everywhere (the posture,
+            // logs, error texts).
+            Transport::Http { url, .. } => format!("mcp:http:{}", shown_url(url)),
             Transport::InProcess => "mcp:inprocess".into(),
         }
     }
@@ -135,11 +140,17 @@ impl Config {
     pub fn secret_values(&self) -> Vec<&str> {
         match &self.transport {
             Transport::Stdio { env, .. } => env.iter().map(|(_, v)| v.as_str()).collect(),
-            Transport::Http { headers, oauth, .. } => {
+            Transport::Http {
+                headers,
+                oauth,
+                credentials,
+                ..
+            } => {
                 let mut out: Vec<&str> = match headers {
                     Headers::Static(headers) => headers.iter().map(|(_, v)| v.as_str()).collect(),
                     _ => Vec::new(),
                 };
+                out.extend(credentials.iter().map(String::as_str));
                 if let Some(oauth) = oauth {
                     out.extend(oauth.secret_values());
                 }
@@ -246,6 +257,7 @@ impl Config {
                 let url = parse_url(raw)?;
                 let oauth = parse_oauth(raw.get("http").get("oauth"))?;
                 if oauth.is_some() {
+                    check_server_url(&url, &shown_url(&url))?;
                     if let Headers::Static(h) = &headers {
                         if h.iter()
                             .any(|(n, _)| n.eq_ignore_ascii_case("authorization"))
@@ -257,6 +269,7 @@ impl Config {
                     }
                 }
                 Transport::Http {
+                    credentials: url_credentials(&url),
                     url,
                     headers,
                     oauth,
@@ -545,10 +558,118 @@ fn parse_url(raw: &Raw) -> Result<String> {
     let lower = url.to_ascii_lowercase();
     if !(lower.starts_with("http://") || lower.starts_with("https://")) {
         return Err(refuse(format!(
-            "mcp: 'url' must be an http:// or https:// URL, got '{url}'"
+            "mcp: 'url' must be an http:// or https:// URL, got '{}'",
+            shown_url(&url)
         )));
     }
     Ok(url)
+}
+
+/// Whether a query parameter's name says its value is a credential (`api_key`, `token`,
+/// `access_token`, `sig`, `password`, ...).
+fn credential_name(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    [
+        "key",
+        "token",
+        "secret",
+        "pass",
+        "pwd",
+        "auth",
+        "sig",
+        "credential",
+        "session",
+        "jwt",
+        "code",
+        "bearer",
+    ]
+    .iter()
+    .any(|part| name.contains(part))
+}
+
+/// A query string split into its parameters (`&`-separated, raw), each with its decoded name.
+fn query_params(query: &str) -> impl Iterator<Item = (&str, String, Option<&str>)> {
+    query.split('&').map(|part| {
+        let (name, value) = match part.split_once('=') {
+            Some((n, v)) => (n, Some(v)),
+            None => (part, None),
+        };
+        let decoded = url::form_urlencoded::parse(name.as_bytes())
+            .next()
+            .map(|(n, _)| n.into_owned())
+            .unwrap_or_default();
+        (name, decoded, value)
+    })
+}
+
+/// `url` as the source id, the posture and error texts show it: without its userinfo, and the
+/// value of each credential-like query parameter replaced by `[redacted]`.
+pub fn shown_url(url: &str) -> String {
+    let Ok(mut parsed) = url::Url::parse(url) else {
+        // Not a URL: at least nothing before an '@' or after a '?'.
+        let cut = url.split(['?', '#']).next().unwrap_or("");
+        return match cut.split_once("://") {
+            Some((scheme, rest)) => {
+                format!(
+                    "{scheme}://{}",
+                    rest.rsplit_once('@').map_or(rest, |(_, r)| r)
+                )
+            }
+            None => cut.to_owned(),
+        };
+    };
+    let query_has_credential = parsed
+        .query()
+        .is_some_and(|q| query_params(q).any(|(_, n, _)| credential_name(&n)));
+    if parsed.username().is_empty() && parsed.password().is_none() && !query_has_credential {
+        return url.to_owned();
+    }
+    let _ = parsed.set_username("");
+    let _ = parsed.set_password(None);
+    if let Some(query) = parsed.query().map(str::to_owned) {
+        let shown: Vec<String> = query_params(&query)
+            .map(|(raw, name, value)| match value {
+                Some(_) if credential_name(&name) => format!("{raw}=[redacted]"),
+                Some(v) => format!("{raw}={v}"),
+                None => raw.to_owned(),
+            })
+            .collect();
+        parsed.set_query(Some(&shown.join("&")));
+    }
+    parsed.to_string()
+}
+
+/// The credentials in `url`: its userinfo's user and password (raw and decoded), and the
+/// values of credential-like query parameters.
+fn url_credentials(url: &str) -> Vec<String> {
+    let Ok(parsed) = url::Url::parse(url) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut add = |raw: &str| {
+        if raw.is_empty() {
+            return;
+        }
+        let decoded = url::form_urlencoded::parse(format!("x={raw}").as_bytes())
+            .next()
+            .map(|(_, v)| v.into_owned());
+        out.push(raw.to_owned());
+        if let Some(d) = decoded.filter(|d| d != raw) {
+            out.push(d);
+        }
+    };
+    add(parsed.username());
+    if let Some(p) = parsed.password() {
+        add(p);
+    }
+    if let Some(query) = parsed.query() {
+        for (_, name, value) in query_params(query) {
+            if let Some(v) = value.filter(|_| credential_name(&name)) {
+                add(v);
+            }
+        }
+    }
+    out
 }
 
 fn check_server(server: &Raw) -> Result<()> {
@@ -706,6 +827,29 @@ mod tests {
     }
     fn err(raw: Raw) -> String {
         Config::parse(&raw).unwrap_err().message
+    }
+
+    #[test]
+    fn credentials_in_the_url_are_never_shown() {
+        assert_eq!(
+            shown_url("https://u:p%40ss@h.example/mcp?api_key=k1&v=2&X-Amz-Signature=s&flag"),
+            "https://h.example/mcp?api_key=[redacted]&v=2&X-Amz-Signature=[redacted]&flag"
+        );
+        assert_eq!(
+            shown_url("https://h.example/mcp?v=2"),
+            "https://h.example/mcp?v=2"
+        );
+        assert_eq!(shown_url("http://u:p@[bad/x?token=t"), "http://[bad/x");
+        let mut found = url_credentials("https://us3r:p%40ss@h.example/mcp?api_key=k1&v=2");
+        found.sort();
+        assert_eq!(found, vec!["k1", "p%40ss", "p@ss", "us3r"]);
+        let c = Config::parse(&obj(&[
+            ("transport", s("streamable-http")),
+            ("url", s("https://alice:pw-123@h.example/mcp?token=t0k3n")),
+        ]))
+        .unwrap();
+        assert_eq!(c.id(), "mcp:http:https://h.example/mcp?token=[redacted]");
+        assert!(c.secret_values().contains(&"pw-123") && c.secret_values().contains(&"t0k3n"));
     }
 
     #[test]

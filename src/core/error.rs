@@ -50,6 +50,11 @@ pub enum OAuthFailure {
     StepUpExhausted,
     /// The server still refused the token after the last authorization.
     AuthorizationExhausted,
+    /// What the server, its resource metadata or its authorization server handed over failed a
+    /// trust check (an issuer that is not where its metadata was found, a URL that is not
+    /// https, metadata on another origin, an authorization server other than the pinned one or
+    /// the one the configured credentials are bound to): nothing was sent to it.
+    Untrusted,
 }
 
 impl OAuthFailure {
@@ -60,6 +65,7 @@ impl OAuthFailure {
             OAuthFailure::Refused(_) => "refused",
             OAuthFailure::StepUpExhausted => "step_up_exhausted",
             OAuthFailure::AuthorizationExhausted => "authorization_exhausted",
+            OAuthFailure::Untrusted => "untrusted",
         }
     }
 

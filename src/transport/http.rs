@@ -9,6 +9,7 @@ use super::oauth::OAuth;
 use super::observe::Inbound;
 use super::sse::SseParser;
 use super::{Wire, MAX_FRAME_BYTES};
+use crate::core::config::shown_url;
 use crate::core::error::Failure;
 use crate::core::oauth::{Challenge, MAX_AUTHORIZATIONS};
 use crate::core::secrets::Secrets;
@@ -85,6 +86,8 @@ struct Session {
 
 struct Shared {
     url: String,
+    /// `url` as error texts show it: without the credentials it may carry.
+    shown: String,
     /// Taken at shutdown, so pooled keep-alive sockets close with the source, not at GC.
     client: Mutex<Option<reqwest::Client>>,
     headers: Arc<dyn HeaderSource>,
@@ -131,7 +134,9 @@ pub fn open(
     // Requests are sent from the JS thread too, which is outside the runtime.
     let runtime = tokio::runtime::Handle::try_current()
         .map_err(|_| "mcp: the HTTP transport needs the async runtime".to_owned())?;
-    let origin = reqwest::Url::parse(url).map_err(|e| format!("mcp: invalid url '{url}': {e}"))?;
+    let shown = shown_url(url);
+    let origin =
+        reqwest::Url::parse(url).map_err(|e| format!("mcp: invalid url '{shown}': {e}"))?;
     let policy = reqwest::redirect::Policy::custom(move |attempt| {
         let target = attempt.url().origin();
         if target != origin.origin() {
@@ -152,6 +157,7 @@ pub fn open(
     Ok(Arc::new(HttpWire {
         shared: Arc::new(Shared {
             url: url.to_owned(),
+            shown,
             client: Mutex::new(Some(client)),
             headers,
             oauth,
@@ -310,7 +316,7 @@ impl Shared {
             let response = request
                 .send()
                 .await
-                .map_err(|e| format!("mcp: {method} {} failed: {}", self.url, describe(&e)))?;
+                .map_err(|e| format!("mcp: {method} {} failed: {}", self.shown, describe(e)))?;
             if let Some(id) = response
                 .headers()
                 .get(SESSION)
@@ -326,11 +332,13 @@ impl Shared {
             if status == reqwest::StatusCode::UNAUTHORIZED
                 || status == reqwest::StatusCode::FORBIDDEN
             {
-                let challenge = Challenge::parse(
+                // Every field, every challenge: `Basic ..., Bearer ...` keeps the Bearer one.
+                let challenge = Challenge::parse_fields(
                     response
                         .headers()
-                        .get(WWW_AUTHENTICATE)
-                        .and_then(|v| v.to_str().ok()),
+                        .get_all(WWW_AUTHENTICATE)
+                        .iter()
+                        .filter_map(|v| v.to_str().ok()),
                 );
                 let refused =
                     status == reqwest::StatusCode::UNAUTHORIZED || challenge.insufficient_scope();
@@ -377,10 +385,12 @@ impl Shared {
                 // The session is gone: this connection is over, the next tools() starts afresh.
                 return self.inbound.close(format!(
                     "mcp: POST {} answered HTTP 404: the server no longer knows this session; the connection was closed",
-                    self.url
+                    self.shown
                 ));
             }
-            return fail(format!("mcp: POST {} answered HTTP {status}: {detail}", self.url).into());
+            return fail(
+                format!("mcp: POST {} answered HTTP {status}: {detail}", self.shown).into(),
+            );
         }
         let content_type = content_type(&response);
         if content_type.starts_with("text/event-stream") {
@@ -511,7 +521,7 @@ impl Shared {
         let detail = self.secrets.redact(&read_text(response, 512).await);
         Err(format!(
             "mcp: POST {} answered HTTP {status} to notifications/initialized: {detail}",
-            self.url
+            self.shown
         ))
     }
 
@@ -561,9 +571,11 @@ fn content_type(response: &reqwest::Response) -> String {
         .to_ascii_lowercase()
 }
 
-fn describe(e: &reqwest::Error) -> String {
+/// A request's failure and its causes, without its URL (which can carry credentials).
+fn describe(e: reqwest::Error) -> String {
+    let e = e.without_url();
     let mut out = e.to_string();
-    let mut source = std::error::Error::source(e);
+    let mut source = std::error::Error::source(&e);
     while let Some(s) = source {
         out.push_str(": ");
         out.push_str(&s.to_string());
@@ -574,7 +586,7 @@ fn describe(e: &reqwest::Error) -> String {
 
 async fn read_limited(mut response: reqwest::Response) -> Result<Vec<u8>, String> {
     let mut body = Vec::new();
-    while let Some(chunk) = response.chunk().await.map_err(|e| describe(&e))? {
+    while let Some(chunk) = response.chunk().await.map_err(describe)? {
         if body.len() + chunk.len() > MAX_FRAME_BYTES {
             super::release_buffer(body);
             return Err(super::frame_limit_refusal());

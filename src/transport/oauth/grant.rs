@@ -1,0 +1,225 @@
+//! The grants: the authorization code flow (PKCE S256, `state`, `iss`) with the host's
+//! `authorize` callback, client credentials, and the token request they and refresh end in.
+
+use super::discovery::Discovery;
+use super::registration::ClientInfo;
+use super::wire::{form_encode, json_answer, now_ms, random_b64};
+use super::{lock, Flight, OAuth, Tokens};
+use crate::core::error::{Failure, OAuthFailure};
+use crate::core::oauth::{
+    read_redirect, select_auth_method, select_scope, token_type_shown, AuthMethod, Challenge, Grant,
+};
+use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+use base64::Engine;
+use serde_json::Value;
+
+impl OAuth {
+    pub(super) async fn authorize(
+        &self,
+        flight: &mut Flight,
+        challenge: &Challenge,
+        step_up: bool,
+        reason: &'static str,
+    ) -> Result<(), Failure> {
+        let d = self
+            .discover(flight, challenge.resource_metadata.as_deref())
+            .await?;
+        let before = step_up
+            .then(|| {
+                flight
+                    .scope
+                    .clone()
+                    .or_else(|| lock(&self.current).as_ref().and_then(|t| t.scope.clone()))
+            })
+            .flatten();
+        if self.cfg.grant == Grant::ClientCredentials {
+            let scope = select_scope(
+                challenge.scope.as_deref(),
+                d.resource_scopes.as_deref(),
+                self.cfg.scope.as_deref(),
+                before.as_deref(),
+                None,
+            );
+            let client = self.client(flight, &d, None).await?;
+            let mut params = vec![("grant_type".to_owned(), "client_credentials".to_owned())];
+            if let Some(s) = &scope {
+                params.push(("scope".to_owned(), s.clone()));
+            }
+            let mut tokens = self.token_request(&d, &client, params).await?;
+            tokens.scope = tokens.scope.or(scope.clone());
+            flight.scope = scope;
+            return self.save_tokens(tokens).await;
+        }
+        if !self.host.can_authorize() {
+            return Err(Failure::oauth(OAuthFailure::AuthorizationRequired, format!(
+                "mcp: oauth: '{}' requires authorization and 'http.oauth.authorize' is not set (no stored token could be used)",
+                self.shown_url
+            )));
+        }
+        let scope = select_scope(
+            challenge.scope.as_deref(),
+            d.resource_scopes.as_deref(),
+            self.cfg.scope.as_deref(),
+            before.as_deref(),
+            d.meta_list("scopes_supported").as_deref(),
+        );
+        // Checked before anything else happens: only an https (or loopback http) URL is ever
+        // handed to the host, which may open() it (a `file:`, `javascript:` or `ms-msdt:` URL
+        // would run on the user's machine).
+        let endpoint = d.endpoint("authorization_endpoint", "/authorize")?;
+        let client = self.client(flight, &d, scope.as_deref()).await?;
+        if let Some(types) = d.meta_list("response_types_supported") {
+            if !types.iter().any(|t| t == "code") {
+                return Err("mcp: oauth: the authorization server does not support the 'code' response type".into());
+            }
+        }
+        // PKCE must be verified (MCP 2025-11-25): metadata that does not list S256 (or lists no
+        // methods) is refused. Without any metadata (the 2025-03-26 fallback endpoints) there is
+        // nothing to verify, and that revision's servers are taken to support it.
+        if d.metadata.is_some()
+            && !d
+                .meta_list("code_challenge_methods_supported")
+                .is_some_and(|m| m.iter().any(|m| m == "S256"))
+        {
+            return Err(
+                "mcp: oauth: the authorization server does not advertise PKCE with S256 ('code_challenge_methods_supported'); no authorization was attempted".into(),
+            );
+        }
+        let verifier = random_b64(32)?;
+        let state = random_b64(24)?;
+        self.secrets.remember(&verifier);
+        self.secrets.remember(&state);
+        let digest = ring::digest::digest(&ring::digest::SHA256, verifier.as_bytes());
+        let code_challenge = URL_SAFE_NO_PAD.encode(digest.as_ref());
+        let mut url = url::Url::parse(&endpoint).map_err(|_| {
+            "mcp: oauth: the authorization server's 'authorization_endpoint' is not a URL"
+                .to_owned()
+        })?;
+        let redirect_uri = self.cfg.redirect_uri.clone().unwrap_or_default();
+        {
+            let mut q = url.query_pairs_mut();
+            q.append_pair("response_type", "code");
+            q.append_pair("client_id", &client.client_id);
+            q.append_pair("code_challenge", &code_challenge);
+            q.append_pair("code_challenge_method", "S256");
+            q.append_pair("redirect_uri", &redirect_uri);
+            q.append_pair("state", &state);
+            if let Some(s) = &scope {
+                q.append_pair("scope", s);
+                if s.split(' ').any(|x| x == "offline_access") {
+                    q.append_pair("prompt", "consent");
+                }
+            }
+            if let Some(r) = &d.resource {
+                q.append_pair("resource", r);
+            }
+        }
+        let redirect = self.host.authorize(url.to_string(), reason).await?;
+        self.secrets.remember(&redirect);
+        let iss_required = d
+            .metadata
+            .as_ref()
+            .and_then(|m| m.get("authorization_response_iss_parameter_supported"))
+            == Some(&Value::Bool(true));
+        let expected_iss = d.metadata.as_ref().map(|_| d.issuer.as_str());
+        let code = read_redirect(&redirect, &state, expected_iss, iss_required)?;
+        self.secrets.remember(&code);
+        let params = vec![
+            ("grant_type".to_owned(), "authorization_code".to_owned()),
+            ("code".to_owned(), code),
+            ("code_verifier".to_owned(), verifier),
+            ("redirect_uri".to_owned(), redirect_uri),
+        ];
+        let mut tokens = self.token_request(&d, &client, params).await?;
+        tokens.scope = tokens.scope.or(scope.clone());
+        flight.scope = scope;
+        self.save_tokens(tokens).await
+    }
+
+    /// A POST to the token endpoint, authenticated as the server advertises.
+    pub(super) async fn token_request(
+        &self,
+        d: &Discovery,
+        client: &ClientInfo,
+        mut params: Vec<(String, String)>,
+    ) -> Result<Tokens, Failure> {
+        let endpoint = d.endpoint("token_endpoint", "/token")?;
+        if let Some(r) = &d.resource {
+            params.push(("resource".to_owned(), r.clone()));
+        }
+        let method = select_auth_method(
+            client.client_secret.is_some(),
+            self.cfg.private_key.is_some(),
+            client.token_endpoint_auth_method.as_deref(),
+            d.meta_list("token_endpoint_auth_methods_supported")
+                .as_deref(),
+        );
+        let mut request = self
+            .http
+            .post(&endpoint)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .header("accept", "application/json");
+        match method {
+            AuthMethod::Basic => {
+                let secret = client.client_secret.as_deref().unwrap_or_default();
+                let pair = format!("{}:{}", form_encode(&client.client_id), form_encode(secret));
+                let value = format!("Basic {}", STANDARD.encode(pair));
+                self.secrets.remember(&value);
+                request = request.header("authorization", value);
+            }
+            AuthMethod::Post => {
+                params.push(("client_id".to_owned(), client.client_id.clone()));
+                if let Some(s) = &client.client_secret {
+                    params.push(("client_secret".to_owned(), s.clone()));
+                }
+            }
+            AuthMethod::None => params.push(("client_id".to_owned(), client.client_id.clone())),
+            AuthMethod::PrivateKeyJwt => {
+                let assertion = self.assertion(&client.client_id, &d.issuer)?;
+                self.secrets.remember(&assertion);
+                params.push((
+                    "client_assertion_type".to_owned(),
+                    "urn:ietf:params:oauth:client-assertion-type:jwt-bearer".to_owned(),
+                ));
+                params.push(("client_assertion".to_owned(), assertion));
+            }
+        }
+        let body: String = url::form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(params.iter())
+            .finish();
+        let response =
+            request.body(body).send().await.map_err(|e| {
+                format!("mcp: oauth: the token request failed: {}", e.without_url())
+            })?;
+        let value = json_answer(response, "token request").await?;
+        let Some(access_token) = self.secret_member(&value, "access_token") else {
+            return Err("mcp: oauth: the token endpoint's answer has no 'access_token'".into());
+        };
+        let token_type = value
+            .get("token_type")
+            .and_then(Value::as_str)
+            .unwrap_or("Bearer");
+        if !token_type.eq_ignore_ascii_case("bearer") {
+            return Err(format!(
+                "mcp: oauth: the token endpoint issued a '{}' token; only Bearer tokens are supported",
+                token_type_shown(token_type)
+            ).into());
+        }
+        let refresh_token = self.secret_member(&value, "refresh_token");
+        let expires_at = value
+            .get("expires_in")
+            .and_then(Value::as_f64)
+            .filter(|s| s.is_finite() && *s >= 0.0)
+            .map(|s| now_ms().saturating_add((s * 1000.0) as u64));
+        Ok(Tokens {
+            access_token,
+            refresh_token,
+            expires_at,
+            scope: value
+                .get("scope")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            issuer: Some(d.issuer.clone()),
+        })
+    }
+}

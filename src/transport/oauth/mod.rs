@@ -1,0 +1,344 @@
+//! OAuth 2.1 for a streamable-HTTP server, as the MCP specification's authorization section
+//! describes it: on a 401 (or a 403 `insufficient_scope`), protected resource metadata
+//! (RFC 9728), authorization server metadata (RFC 8414 / OpenID discovery, with the 2025-03-26
+//! fallbacks), registration (pre-registered, client metadata document, RFC 7591), PKCE S256 with
+//! `state` and `iss` checked, the `resource` parameter (RFC 8707), the token endpoint's auth
+//! method, refresh, step-up; then the bearer on every request.
+//!
+//! One flight per source: a refresh or an authorization holds `flight`, so concurrent calls that
+//! met the same 401 wait for it and then use its token (a caller whose token was already
+//! replaced does not refresh again: a rotated refresh token is never used twice). Before a
+//! refresh the store is read: a token another process saved is taken instead.
+//!
+//! Every token, code, verifier, `state`, client secret, assertion and redirect URL is
+//! remembered in `Secrets` the moment it exists, and no message here is built from one.
+//!
+//! One file per job: `discovery` (protected resource and authorization server metadata),
+//! `registration` (which client this source is), `grant` (the authorization code and client
+//! credentials grants, and the token request), `assertion` (the `private_key_jwt` client
+//! assertion), `wire` (reading the authorization server's answers); this file holds the token
+//! flight: the current token, refresh, and what a 401 leads to.
+
+mod assertion;
+mod discovery;
+mod grant;
+mod registration;
+mod wire;
+
+use self::discovery::Discovery;
+use self::registration::ClientInfo;
+use self::wire::now_ms;
+use crate::core::config::shown_url;
+use crate::core::error::{Failure, OAuthFailure};
+use crate::core::oauth::{issuers_match, Challenge, OAuthConfig, MAX_AUTHORIZATIONS};
+use crate::core::secrets::Secrets;
+use futures::future::BoxFuture;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// What only the host can do: show the user the authorization URL and hand back the redirect,
+/// and keep tokens and registrations across processes.
+pub trait OAuthHost: Send + Sync {
+    /// Whether there is an `authorize` callback at all.
+    fn can_authorize(&self) -> bool;
+    /// Resolves with the redirect URL the user's browser was sent to.
+    fn authorize(
+        &self,
+        url: String,
+        reason: &'static str,
+    ) -> BoxFuture<'static, Result<String, String>>;
+    /// The stored value, `None` when there is none (or no store).
+    fn load(&self, key: String) -> BoxFuture<'static, Result<Option<Value>, String>>;
+    fn save(&self, key: String, value: Value) -> BoxFuture<'static, Result<(), String>>;
+}
+
+/// A token is refreshed this long before it expires.
+const EXPIRY_MARGIN_MS: u64 = 30_000;
+/// Each discovery, registration or token request.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+#[derive(Clone, Serialize, Deserialize)]
+struct Tokens {
+    access_token: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    refresh_token: Option<String>,
+    /// Unix milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    expires_at: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    scope: Option<String>,
+    /// The validated issuer of the authorization server that issued them: the only one their
+    /// refresh token is ever sent to (a token without one is never refreshed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    issuer: Option<String>,
+}
+
+impl Tokens {
+    fn expiring(&self) -> bool {
+        self.expires_at
+            .is_some_and(|at| at <= now_ms().saturating_add(EXPIRY_MARGIN_MS))
+    }
+}
+
+#[derive(Default)]
+struct Flight {
+    discovery: Option<Discovery>,
+    client: Option<ClientInfo>,
+    /// The scope of the last authorization, which a step-up adds to.
+    scope: Option<String>,
+    /// The issuer the configured credentials are bound to, once known.
+    bound: Option<String>,
+}
+
+pub struct OAuth {
+    cfg: OAuthConfig,
+    server_url: String,
+    /// `server_url` as messages show it: without the credentials it may carry.
+    shown_url: String,
+    host: Arc<dyn OAuthHost>,
+    secrets: Arc<Secrets>,
+    /// Follows no redirect: nothing of ours is sent where an answer points.
+    http: reqwest::Client,
+    current: Mutex<Option<Tokens>>,
+    loaded: AtomicBool,
+    /// Authorizations since a request last went through.
+    attempts: AtomicU32,
+    flight: tokio::sync::Mutex<Flight>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl OAuth {
+    pub fn new(
+        cfg: OAuthConfig,
+        server_url: &str,
+        host: Arc<dyn OAuthHost>,
+        secrets: Arc<Secrets>,
+    ) -> Result<Arc<OAuth>, Failure> {
+        super::http::ensure_crypto_provider();
+        let http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(REQUEST_TIMEOUT)
+            .build()
+            .map_err(|e| format!("mcp: could not build the HTTP client: {e}"))?;
+        Ok(Arc::new(OAuth {
+            cfg,
+            server_url: server_url.to_owned(),
+            shown_url: shown_url(server_url),
+            host,
+            secrets,
+            http,
+            current: Mutex::new(None),
+            loaded: AtomicBool::new(false),
+            attempts: AtomicU32::new(0),
+            flight: tokio::sync::Mutex::new(Flight::default()),
+        }))
+    }
+
+    fn tokens_key(&self) -> String {
+        format!("oauth:tokens:{}", self.server_url)
+    }
+
+    fn access(&self) -> Option<String> {
+        lock(&self.current).as_ref().map(|t| t.access_token.clone())
+    }
+
+    fn remember_tokens(&self, tokens: &Tokens) {
+        self.secrets.remember(&tokens.access_token);
+        if let Some(r) = &tokens.refresh_token {
+            self.secrets.remember(r);
+        }
+    }
+
+    /// An optional string member of an authorization server's answer that is a secret:
+    /// remembered for redaction the moment it exists.
+    fn secret_member(&self, answer: &Value, key: &str) -> Option<String> {
+        let secret = answer.get(key).and_then(Value::as_str)?;
+        self.secrets.remember(secret);
+        Some(secret.to_owned())
+    }
+
+    fn adopt(&self, tokens: Tokens) {
+        self.remember_tokens(&tokens);
+        *lock(&self.current) = Some(tokens);
+    }
+
+    async fn load_tokens(&self) -> Result<Option<Tokens>, Failure> {
+        let value = self.host.load(self.tokens_key()).await?;
+        let tokens = value.and_then(|v| serde_json::from_value::<Tokens>(v).ok());
+        if let Some(t) = &tokens {
+            self.remember_tokens(t);
+        }
+        Ok(tokens)
+    }
+
+    async fn save_tokens(&self, tokens: Tokens) -> Result<(), Failure> {
+        let value = serde_json::to_value(&tokens).unwrap_or(Value::Null);
+        self.adopt(tokens);
+        Ok(self.host.save(self.tokens_key(), value).await?)
+    }
+    /// The access token for the next request, refreshed first when it is about to expire;
+    /// `None` before any authorization (the request then meets the server's 401).
+    pub async fn bearer(&self) -> Result<Option<String>, Failure> {
+        if self.loaded.load(Ordering::Acquire) {
+            match lock(&self.current).as_ref() {
+                None => return Ok(None),
+                Some(t) if !t.expiring() || t.refresh_token.is_none() => {
+                    return Ok(Some(t.access_token.clone()))
+                }
+                Some(_) => {}
+            }
+        }
+        let mut flight = self.flight.lock().await;
+        if !self.loaded.load(Ordering::Acquire) {
+            if let Some(t) = self.load_tokens().await? {
+                *lock(&self.current) = Some(t);
+            }
+            self.loaded.store(true, Ordering::Release);
+        }
+        let current = lock(&self.current).clone();
+        if let Some(t) = current {
+            if t.expiring() && t.refresh_token.is_some() {
+                // A failed refresh keeps the old token: the server's 401 then leads to recover().
+                let _ = self.refresh(&mut flight, &t, None).await;
+            }
+        }
+        Ok(self.access())
+    }
+
+    /// A request carrying `sent` went through: the authorization streak is over.
+    pub fn accepted(&self) {
+        self.attempts.store(0, Ordering::Release);
+    }
+
+    /// After a 401, or a 403 `insufficient_scope`, to a request that carried `sent`: gets a
+    /// token the request can be sent again with (taken from another caller that already got
+    /// one, from the store, by a refresh, or by a new authorization), or says why not.
+    pub async fn recover(
+        &self,
+        status: u16,
+        challenge: Challenge,
+        sent: Option<String>,
+    ) -> Result<(), Failure> {
+        let mut flight = self.flight.lock().await;
+        self.loaded.store(true, Ordering::Release);
+        if self.access() != sent {
+            return Ok(());
+        }
+        let step_up = status == 403 && challenge.insufficient_scope();
+        if !step_up && sent.is_some() {
+            // The resource refused a token it took before: it may have moved to another
+            // authorization server (its metadata changed, its URL did not), so discovery is
+            // done afresh rather than trusted from the cache.
+            flight.discovery = None;
+        }
+        if !step_up {
+            // Another process may have authorized, or refreshed (and so rotated the refresh
+            // token this one holds): its token is taken as it is.
+            if let Some(stored) = self.load_tokens().await? {
+                if Some(&stored.access_token) != sent.as_ref() && !stored.expiring() {
+                    *lock(&self.current) = Some(stored);
+                    return Ok(());
+                }
+            }
+            let current = lock(&self.current).clone();
+            if let Some(t) = current.filter(|t| t.refresh_token.is_some()) {
+                // Discovery follows the challenge: a resource that moved to another
+                // authorization server is noticed before its refresh token goes anywhere.
+                let from = challenge.resource_metadata.as_deref();
+                if self.refresh(&mut flight, &t, from).await.is_ok() {
+                    return Ok(());
+                }
+            }
+        }
+        let attempt = self.attempts.fetch_add(1, Ordering::AcqRel) + 1;
+        if attempt > MAX_AUTHORIZATIONS {
+            return Err(if step_up {
+                Failure::oauth(OAuthFailure::StepUpExhausted, format!(
+                    "mcp: oauth: step-up exhausted: '{}' still refuses the token as insufficient_scope after {MAX_AUTHORIZATIONS} authorizations",
+                    self.shown_url
+                ))
+            } else {
+                Failure::oauth(OAuthFailure::AuthorizationExhausted, format!(
+                    "mcp: oauth: '{}' still refuses the token after {MAX_AUTHORIZATIONS} authorizations",
+                    self.shown_url
+                ))
+            });
+        }
+        let reason = if step_up {
+            "insufficient_scope"
+        } else if sent.is_some() {
+            "token_rejected"
+        } else {
+            "authorization_required"
+        };
+        self.authorize(&mut flight, &challenge, step_up, reason)
+            .await
+    }
+
+    async fn refresh(
+        &self,
+        flight: &mut Flight,
+        held: &Tokens,
+        from: Option<&str>,
+    ) -> Result<(), Failure> {
+        let Some(refresh_token) = held.refresh_token.clone() else {
+            return Err("mcp: oauth: no refresh token".into());
+        };
+        // Another process may have refreshed already, rotating the refresh token held here.
+        if self.take_stored(&held.access_token).await? {
+            return Ok(());
+        }
+        let d = self.discover(flight, from).await?;
+        // A refresh token goes back to the authorization server that issued it and to no
+        // other: after a move (or without a recorded issuer) a new authorization is needed.
+        if !held
+            .issuer
+            .as_deref()
+            .is_some_and(|i| issuers_match(i, &d.issuer))
+        {
+            return Err("mcp: oauth: the refresh token was issued by another authorization server; it was not sent".into());
+        }
+        let client = self.client(flight, &d, None).await?;
+        let params = vec![
+            ("grant_type".to_owned(), "refresh_token".to_owned()),
+            ("refresh_token".to_owned(), refresh_token.clone()),
+        ];
+        let mut tokens = match self.token_request(&d, &client, params).await {
+            Ok(t) => t,
+            Err(e) => {
+                // invalid_grant: most likely another process (or source) rotated it between
+                // the store read above and this request; its token is in the store by now.
+                let rotated = e.oauth == Some(OAuthFailure::Refused(Some("invalid_grant".into())));
+                if rotated && self.take_stored(&held.access_token).await? {
+                    return Ok(());
+                }
+                return Err(e);
+            }
+        };
+        if tokens.refresh_token.is_none() {
+            tokens.refresh_token = Some(refresh_token);
+        }
+        if tokens.scope.is_none() {
+            tokens.scope = held.scope.clone();
+        }
+        self.save_tokens(tokens).await
+    }
+
+    /// Takes the stored token when another process saved one other than `held` that is not
+    /// about to expire.
+    async fn take_stored(&self, held: &str) -> Result<bool, Failure> {
+        if let Some(stored) = self.load_tokens().await? {
+            if stored.access_token != held && !stored.expiring() {
+                *lock(&self.current) = Some(stored);
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+}
