@@ -102,6 +102,32 @@ async function main() {
     for (const s of sources) await s.close();
     return { rssMb: rss };
   }
+  if (op === 'cycles') {
+    // A fresh source per cycle (open, tools(), close()) on one in-process server object that
+    // keeps every transport it was handed, as some embedded servers do for metrics: the time
+    // of `spec.cycles` cycles, and what stays in memory after forced collections.
+    const inner = sdkServer(10);
+    const kept = [];
+    const server = { connect: async (transport) => (kept.push(transport), inner.connect(transport)) };
+    const cycle = async () => {
+      const s = open({ kind: 'inprocess', server });
+      await s.tools();
+      await s.close();
+    };
+    for (let i = 0; i < 50; i++) await cycle();
+    const settle = async () => {
+      await new Promise((r) => setTimeout(r, 500));
+      for (let i = 0; i < 4; i++) gc();
+      return process.memoryUsage();
+    };
+    const m0 = await settle();
+    const t0 = performance.now();
+    for (let i = 0; i < spec.cycles; i++) await cycle();
+    const ms = performance.now() - t0;
+    const m1 = await settle();
+    if (kept.length !== spec.cycles + 50) throw new Error('a cycle did not connect');
+    return { ms, heapMb: (m1.heapUsed - m0.heapUsed) / 2 ** 20, rssMb: (m1.rss - m0.rss) / 2 ** 20 };
+  }
   const t = await target(spec.transport, spec.tools ?? 10);
   const source = open(t);
   try {

@@ -53,6 +53,11 @@ for (const transport of ['stdio-fast', 'stdio-sdk', 'http', 'inprocess']) {
 for (const transport of ['stdio-fast', 'inprocess']) {
   compare(`${transport}, concurrency 128, one shared signal`, { op: 'calls', transport, calls: callCounts[transport], concurrency: 128, sharedSignal: true }, 'callsPerSec', 'calls/s', 'higher');
 }
+// In-process open/tools()/close() cycles, a fresh source each, on one server object that keeps
+// every transport it was handed.
+const cycles = compare('in-process open/tools()/close(), 5,000 cycles', { op: 'cycles', cycles: 5000 }, 'ms', 'ms', 'lower');
+extra(cycles, 'heapMb', 'MB after GC', 'lower');
+extra(cycles, 'rssMb', 'MB after GC', 'lower');
 // 3. 10 KB structured results with outputSchema validation.
 compare('10 KB structured + outputSchema (stdio-fast, c16)', { op: 'big', transport: 'stdio-fast', calls: 5000, concurrency: 16 }, 'callsPerSec', 'calls/s', 'higher', true);
 // 4. Main-thread cost per call.

@@ -8,41 +8,32 @@
  *
  * Every function here is called from native code through a thread-safe function that must
  * never throw (a throw there would be fatal), so each one catches what the server does.
+ *
+ * A server may keep every transport it was ever handed (some do, for metrics). A transport
+ * therefore reaches the source only through its `link`, which is cut when the connection
+ * ends: a kept transport keeps nothing of ours alive, and says it is closed.
  */
 function makeInprocessBridge(server, getNative, settle) {
   let current = null;
 
   function attach() {
-    const native = getNative();
-    const transport = {
-      onmessage: undefined,
-      onclose: undefined,
-      onerror: undefined,
-      async start() {},
-      async send(message) {
-        if (current !== transport) throw new Error('mcp: the in-process connection is closed');
-        // Synchronous on purpose: a listChanged is observed before send() returns.
-        // A reply that finishes calls settles them here, without waiting for a wake-up.
-        settle(native.deliver(JSON.stringify(message)));
-      },
-      async close() {
-        if (current === transport) {
-          current = null;
-          native.detached();
-        }
-        fire(transport, 'onclose');
-      },
-    };
-    current = transport;
+    const link = { native: getNative(), settle, bridge };
+    const transport = makeTransport(link);
+    current = { transport, link };
     return (async () => {
       await server.connect(transport);
       return 'ok';
     })();
   }
 
+  // The server closed this transport itself.
+  function closedByServer(link) {
+    if (current !== null && current.link === link) current = null;
+  }
+
   function toServer(text) {
-    const transport = current;
-    if (transport === null || typeof transport.onmessage !== 'function') return;
+    const transport = current?.transport;
+    if (transport === undefined || typeof transport.onmessage !== 'function') return;
     try {
       transport.onmessage(JSON.parse(text));
     } catch (err) {
@@ -63,13 +54,50 @@ function makeInprocessBridge(server, getNative, settle) {
   }
 
   async function detach() {
-    const transport = current;
+    const attached = current;
     current = null;
-    if (transport !== null) fire(transport, 'onclose');
+    if (attached !== null) {
+      cut(attached.link);
+      fire(attached.transport, 'onclose');
+    }
     return 'ok';
   }
 
+  const bridge = { closedByServer };
   return { attach, toServer, toServerSoon, detach };
+}
+
+// Made outside the bridge's scope, so its methods hold the link alone.
+function makeTransport(link) {
+  const transport = {
+    onmessage: undefined,
+    onclose: undefined,
+    onerror: undefined,
+    async start() {},
+    async send(message) {
+      const { native, settle } = link;
+      if (native === null) throw new Error('mcp: the in-process connection is closed');
+      // Synchronous on purpose: a listChanged is observed before send() returns.
+      // A reply that finishes calls settles them here, without waiting for a wake-up.
+      settle(native.deliver(JSON.stringify(message)));
+    },
+    async close() {
+      const { native, bridge } = link;
+      if (native !== null) {
+        cut(link);
+        bridge.closedByServer(link);
+        native.detached();
+      }
+      fire(transport, 'onclose');
+    },
+  };
+  return transport;
+}
+
+function cut(link) {
+  link.native = null;
+  link.settle = null;
+  link.bridge = null;
 }
 
 function fire(transport, handler, arg) {

@@ -61,6 +61,33 @@ function unvalidatedReasons(def) {
   return unvalidated.get(def);
 }
 
+// The hooks' names, as SourceHooks (index.d.ts's binding types) has them.
+const HOOKS = ['wake', 'headers', 'attach', 'toServer', 'detach', 'toServerSoon', 'oauthAuthorize', 'oauthLoad', 'oauthSave'];
+
+// Sources with calls in flight: held here while nothing else may hold them (a host that awaits
+// a call after dropping its source and ToolDefs must still see the call settle).
+const busy = new Set();
+
+/**
+ * The hooks as the native source holds them. It keeps each one alive as long as it lives
+ * itself (a thread-safe function holds its JS function strongly), and it lives as long as its
+ * JS wrapper, which the source's own closures hold: hooks that closed over the source would
+ * make a cycle no collection can break, and every source ever made would stay in memory. So
+ * each hook reaches `target` through a WeakRef; the source's closures alone hold it.
+ */
+function weakHooks(target) {
+  const ref = new WeakRef(target);
+  const hooks = {};
+  for (const name of HOOKS) {
+    if (typeof target[name] !== 'function') continue;
+    hooks[name] = (arg) => {
+      const live = ref.deref();
+      return live === undefined ? undefined : live[name](arg);
+    };
+  }
+  return hooks;
+}
+
 function createSource(native, HostConfigError, config) {
   let nativeSource = null;
   const isObject = config !== null && typeof config === 'object';
@@ -77,6 +104,8 @@ function createSource(native, HostConfigError, config) {
   const hold = (on) => {
     if (held === on) return;
     held = on;
+    if (on) busy.add(hooks);
+    else busy.delete(hooks);
     nativeSource.hold(on);
   };
   // Let go of the event loop once nothing is in flight, checked after the settled callers'
@@ -117,16 +146,17 @@ function createSource(native, HostConfigError, config) {
     ? makeInprocessBridge(config.server, () => nativeSource, settle)
     : null;
 
+  const hooks = {
+    wake,
+    headers,
+    attach: bridge?.attach,
+    toServer: bridge?.toServer,
+    detach: bridge?.detach,
+    toServerSoon: bridge?.toServerSoon,
+    ...oauthHooks,
+  };
   try {
-    nativeSource = new native.NativeSource(config, {
-      wake,
-      headers,
-      attach: bridge?.attach,
-      toServer: bridge?.toServer,
-      detach: bridge?.detach,
-      toServerSoon: bridge?.toServerSoon,
-      ...oauthHooks,
-    });
+    nativeSource = new native.NativeSource(config, weakHooks(hooks));
   } catch (err) {
     throw adopt(HostConfigError, err);
   }
@@ -267,6 +297,8 @@ function createSource(native, HostConfigError, config) {
   async function close() {
     cache = null;
     inflight = null;
+    // (The source's closures hold the hooks; see weakHooks.)
+    void hooks;
     // An authorization waiting for the user is abandoned; a later tools() starts afresh.
     aborter.abort(new Error('mcp: the source was closed'));
     aborter = new AbortController();
