@@ -107,6 +107,10 @@ describe('hostile stdio servers', () => {
       expect(invalid.message).toMatch(/^mcp: tool 'typed' returned structured content that does not match its output schema: at \/k: "not an integer" is not of type "integer"/);
       const ordered = await echo.execute({ case: 'ordered' }, ctx);
       expect(JSON.stringify(ordered)).toBe('{"z":1,"a":[1.5,-2,10000000000],"m":{"b":true,"a":null}}');
+      // A result of 200,000 distinct members is read (its repeated-key check is not pairwise:
+      // bench/ measures it), and a repeat among them still reads as the whole message does.
+      expect(await echo.execute({ case: 'wide' }, ctx)).toBe('wide');
+      expect(await echo.execute({ case: 'wideRepeated' }, ctx)).toBe('last');
       // Too deep for the client: the connection ends with the typed reason, nothing hangs.
       const deep = await rejection(echo.execute({ case: 'deep' }, ctx));
       expect(deep.message).toMatch(/nested deeper than 128 levels/);

@@ -137,7 +137,7 @@ async function main() {
       return { ms: performance.now() - t0, tools: defs.length };
     }
     const defs = await source.tools();
-    const [name, input] = op === 'big' ? ['big', {}] : ['echo', { text: 'hello' }];
+    const [name, input] = op === 'big' ? ['big', {}] : op === 'wide' ? ['echo', { text: 'wide' }] : ['echo', { text: 'hello' }];
     await calls(defs, name, input, 200, 8);
     if (op === 'plateau') {
       // RSS after a short warm-up (10,000 calls), sampled after a GC every 10,000 calls up to

@@ -60,6 +60,8 @@ extra(cycles, 'heapMb', 'MB after GC', 'lower');
 extra(cycles, 'rssMb', 'MB after GC', 'lower');
 // 3. 10 KB structured results with outputSchema validation.
 compare('10 KB structured + outputSchema (stdio-fast, c16)', { op: 'big', transport: 'stdio-fast', calls: 5000, concurrency: 16 }, 'callsPerSec', 'calls/s', 'higher', true);
+// A result of 200,000 distinct members (about 3 MB), sequential calls.
+compare('result of 200,000 distinct members (stdio-fast, c1)', { op: 'wide', transport: 'stdio-fast', calls: 20, concurrency: 1 }, 'p50', 'ms', 'lower', true);
 // 4. Main-thread cost per call.
 const cpu = compare('main thread per call (stdio-fast, c16, 10,000 calls)', { op: 'calls', transport: 'stdio-fast', calls: 10000, concurrency: 16 }, 'mainUsPerCall', 'µs', 'lower', true);
 extra(cpu, 'elu', '', 'lower');

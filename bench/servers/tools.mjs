@@ -41,7 +41,19 @@ export function listPage(tools, cursor) {
   return next === undefined ? { tools: page } : { tools: page, nextCursor: next };
 }
 
+// A result object of 200,000 distinct members beside its content (about 3 MB): what a
+// repeated-key check that compares every pair of members would spend 10^10 comparisons on.
+let wide;
+function wideResult() {
+  if (wide === undefined) {
+    wide = { content: [{ type: 'text', text: 'wide' }] };
+    for (let i = 0; i < 200_000; i++) wide[`k${i}`] = i;
+  }
+  return wide;
+}
+
 export function callResult(name, args) {
   if (name === 'big') return { content: [{ type: 'text', text: 'big' }], structuredContent: BIG };
+  if (name === 'echo' && args?.text === 'wide') return wideResult();
   return { content: [{ type: 'text', text: String(args?.text ?? '') }] };
 }
