@@ -1,6 +1,7 @@
 //! One tool source: lazy connect, the cached snapshot and its generation, single-flight
 //! sweeps, the drift poison, and close (which resets all of it, so tools() connects afresh).
 
+use crate::client::era::Era;
 use crate::client::handshake;
 use crate::client::rpc::{Answer, Fast, Listener, Rpc, RpcError, Waiter};
 use crate::core::admit::{Admission, AdmissionError, ToolSpec};
@@ -18,7 +19,7 @@ use crate::transport::Wire;
 use futures::future::BoxFuture;
 use serde_json::{json, Value};
 use std::fmt::Write;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 /// The SDK's default request timeout, used where the config declares none.
@@ -86,7 +87,86 @@ pub struct Connection {
     /// Unique per connection in this process: a snapshot of a replaced connection never
     /// shares its key with one of the new connection.
     pub serial: u64,
+    /// What the opening found the server speaks.
+    pub era: std::sync::OnceLock<Era>,
 }
+
+/// On a modern connection list changes arrive only on a `subscriptions/listen` request, which
+/// the server answers only when it ends the subscription. Its notifications reach the same
+/// observer (`transport::observe`) as a legacy server's unsolicited ones, so invalidation, the
+/// race guard and the drift policy are the same. Its end, graceful or not, may have lost a
+/// notification: the cached list is treated as stale, and the request is opened again with a
+/// bounded back-off while the connection lives.
+fn listen(conn: &Arc<Connection>, drift: Arc<Drift>) {
+    fn open(rpc: Weak<Rpc>, drift: Arc<Drift>, pause: Duration) {
+        let Some(live) = rpc.upgrade() else { return };
+        let id = live.reserve_id();
+        let again = rpc.clone();
+        let waiter = Waiter::new(move |ended| {
+            let Some(rpc) = again.upgrade() else { return };
+            if rpc.is_closed().is_some() {
+                return;
+            }
+            drift.stale();
+            // A server that ends it at once, again and again, is not asked faster than this.
+            let pause = match ended {
+                Ok(_) => LISTEN_PAUSE,
+                Err(_) => (pause * 2).min(LISTEN_PAUSE_MAX),
+            };
+            let again = Arc::downgrade(&rpc);
+            tokio::spawn(async move {
+                tokio::time::sleep(pause).await;
+                open(again, drift, pause);
+            });
+        });
+        live.submit_text(
+            id,
+            "subscriptions/listen",
+            "{\"notifications\":{\"toolsListChanged\":true}}",
+            None,
+            None,
+            waiter,
+        );
+    }
+    open(Arc::downgrade(&conn.rpc), drift, LISTEN_PAUSE);
+}
+
+/// A modern result that is not the call's outcome (`resultType` other than `complete`; absent
+/// means complete): an `input_required` one asks the client for something (a person's answer,
+/// a model's completion, the roots) that this client has no way to give, so the call ends
+/// with an error that names what was asked.
+fn incomplete(tool: &str, kind: &Value, asked: Option<&Value>) -> Failure {
+    if kind == "input_required" {
+        let mut methods: Vec<&str> = asked
+            .and_then(Value::as_object)
+            .map(|m| {
+                m.values()
+                    .filter_map(|r| r.get("method")?.as_str())
+                    .collect()
+            })
+            .unwrap_or_default();
+        methods.sort_unstable();
+        methods.dedup();
+        let what = match methods.is_empty() {
+            true => "input".to_owned(),
+            false => methods.join(", "),
+        };
+        return format!(
+            "mcp: tool '{tool}' needs input from the client that it cannot give (the server asked for {what})"
+        )
+        .into();
+    }
+    let kind = match kind.as_str() {
+        Some(k) => format!("'{}'", k.chars().take(64).collect::<String>()),
+        None => "of no known type".to_owned(),
+    };
+    format!("mcp: tool '{tool}' returned a result {kind} that this client does not know").into()
+}
+
+/// How long a listen request that ended waits before it is opened again, and the most that
+/// doubles to when it keeps failing.
+const LISTEN_PAUSE: Duration = Duration::from_millis(100);
+const LISTEN_PAUSE_MAX: Duration = Duration::from_secs(30);
 
 static CONNECTIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
@@ -297,6 +377,7 @@ impl<C: Connector> Source<C> {
             let conn = Arc::new(Connection {
                 rpc: Rpc::start(wire, &router),
                 serial: CONNECTIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+                era: std::sync::OnceLock::new(),
             });
             let registered = {
                 let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
@@ -333,10 +414,16 @@ impl<C: Connector> Source<C> {
                 return Err(SourceError::Failed(format!("mcp: '{}' was closed while connecting", self.id)));
             }
         };
-        // The remaining handshake shares the same budget.
-        let handshake = handshake::initialize(&conn.rpc, Some(duration(connect_ms)));
-        match handshake.await {
-            Ok(_) => Ok(conn),
+        // The remaining opening shares the same budget.
+        let opening = handshake::open(&conn.rpc, Some(duration(connect_ms)));
+        match opening.await {
+            Ok(era) => {
+                if era == (Era::Modern { list_changed: true }) {
+                    listen(&conn, self.drift.clone());
+                }
+                let _ = conn.era.set(era);
+                Ok(conn)
+            }
             Err(RpcError::TimedOut) => Err(self.connect_timeout(connect_ms, Some(&conn)).await),
             Err(e) => {
                 self.forget_live(&conn);
@@ -483,6 +570,13 @@ impl<C: Connector> Source<C> {
         let fast_held = snapshot.clone();
         let fast: Fast = Arc::new(move |result: &RawObject| {
             let spec = &fast_held.tools[index];
+            if let Some(kind) = result.get("resultType").filter(|k| *k != "\"complete\"") {
+                let kind = serde_json::from_str(kind).unwrap_or(Value::Null);
+                let asked = result
+                    .get("inputRequests")
+                    .and_then(|t| serde_json::from_str(t).ok());
+                return Some(Err(incomplete(&spec.name, &kind, asked.as_ref())));
+            }
             map_raw_result(&spec.name, spec.output.as_ref(), result)
         });
         let waiter = Waiter::answered(Some(fast), move |answer| {
@@ -504,7 +598,12 @@ impl<C: Connector> Source<C> {
                         .into_failure()
                         .map_message(|m| format!("mcp: tool '{}' failed: {m}", spec.name)),
                 })
-                .and_then(|result| map_result(&spec.name, spec.output.as_ref(), result))
+                .and_then(|result| match result.get("resultType") {
+                    Some(kind) if kind != "complete" => {
+                        Err(incomplete(&spec.name, kind, result.get("inputRequests")))
+                    }
+                    _ => map_result(&spec.name, spec.output.as_ref(), result),
+                })
                 // serde_json's writer, not `Display`, which goes through `fmt` per token.
                 .map(|value| serde_json::to_string(&value).unwrap_or_else(|_| "null".into()));
             done(id, mapped);

@@ -161,6 +161,8 @@ pub struct Rpc {
     next_id: AtomicU64,
     pending: Shared,
     timer: Arc<Notify>,
+    /// The `_meta` members of every request on a modern connection (`era::modern_meta`).
+    meta: OnceLock<String>,
 }
 
 impl Rpc {
@@ -186,7 +188,14 @@ impl Rpc {
             next_id: AtomicU64::new(1),
             pending: router.pending.clone(),
             timer: router.timer.clone(),
+            meta: OnceLock::new(),
         })
+    }
+
+    /// From now on every request carries the modern `_meta` (protocol version, client info and
+    /// capabilities): the connection speaks 2026-07-28.
+    pub fn speak_modern(&self) {
+        let _ = self.meta.set(super::era::modern_meta());
     }
 
     pub fn wire(&self) -> &Arc<dyn Wire> {
@@ -232,10 +241,15 @@ impl Rpc {
     ) {
         if progress.is_some() {
             if let Value::Object(p) = &mut params {
-                let meta = p.entry("_meta").or_insert_with(|| json!({}));
-                if let Value::Object(meta) = meta {
-                    meta.insert("progressToken".into(), json!(id));
-                }
+                // `_meta` goes first, where a modern connection's members are spliced in.
+                let mut meta = match p.remove("_meta") {
+                    Some(Value::Object(meta)) => meta,
+                    _ => serde_json::Map::new(),
+                };
+                meta.insert("progressToken".into(), json!(id));
+                let rest = std::mem::take(p);
+                p.insert("_meta".into(), Value::Object(meta));
+                p.extend(rest);
             }
         }
         let text = serde_json::to_string(&params).unwrap_or_else(|_| "{}".into());
@@ -275,7 +289,11 @@ impl Rpc {
         if wake_timer {
             self.timer.notify_one();
         }
-        if let Err(reason) = self.wire.send(envelope(Some(id), method, params), Some(id)) {
+        let text = match self.meta.get() {
+            Some(members) => envelope(Some(id), method, &super::era::with_meta(params, members)),
+            None => envelope(Some(id), method, params),
+        };
+        if let Err(reason) = self.wire.send(text, Some(id)) {
             if let Some(waiter) = lock(&self.pending).take(id) {
                 waiter.answer(Err(RpcError::Closed(reason)));
             }

@@ -32,6 +32,12 @@ impl Drift {
         }
         self.generation.fetch_add(1, Ordering::SeqCst);
     }
+    /// The cached list may be stale (a modern connection's list-change subscription ended,
+    /// so a notification may have been lost): invalidated, but no change is known, so the
+    /// drift policy does not poison.
+    pub fn stale(&self) {
+        self.generation.fetch_add(1, Ordering::SeqCst);
+    }
     /// `close()` lifts the poison; the generation keeps counting so old snapshots stay stale.
     pub fn reset(&self) {
         self.poisoned.store(false, Ordering::SeqCst);

@@ -1,0 +1,87 @@
+// MCP 2026-07-28 beside 2025-11-25: a server that speaks only the modern revision refuses the
+// legacy opening, and is then spoken to in 2026-07-28 on the same connection (no second
+// process); one that serves both eras keeps the 2025 wire. The peer is a real server built with
+// @modelcontextprotocol/server 2.4 (`serveStdio`, `legacy: 'reject' | 'serve'`).
+import { describe, expect, it } from 'vitest';
+import { mcp } from '../lib/index.js';
+import { ctx, rejection, session } from './helpers/common.js';
+import { fixture, liveChildren, waitFor } from './helpers/harness.js';
+
+const modern = (legacy: 'reject' | 'serve', extra: Record<string, unknown> = {}) =>
+  mcp({ transport: 'stdio', command: process.execPath, args: [fixture('modern-stdio.mjs')], env: { LEGACY: legacy }, stderr: 'ignore', ...extra } as any);
+
+describe('a stdio server that speaks only 2026-07-28', () => {
+  it('imports and calls its tools over the modern wire', async () => {
+    const before = liveChildren();
+    const source = modern('reject');
+    try {
+      const defs = await source.tools(session);
+      expect(defs.map((d) => d.name)).toEqual(['echo', 'add', 'fail', 'count', 'grow']);
+      // One server process: the era was learned on the connection that was refused.
+      expect(liveChildren().filter((p) => !before.includes(p)).length).toBe(1);
+      const by = Object.fromEntries(defs.map((d) => [d.name, d]));
+      expect(await by.echo.execute({ text: 'hi' }, ctx)).toBe('hi');
+      expect(await by.add.execute({ a: 2, b: 3 }, ctx)).toEqual({ sum: 5 });
+      expect((await rejection(by.fail.execute({}, ctx))).message).toBe('it broke');
+      // Input the schema refuses never reaches the server, whatever the era.
+      expect((await rejection(by.add.execute({ a: 'x' }, ctx))).message).toMatch(/^mcp: invalid input for tool 'add'/);
+    } finally {
+      await source.close();
+    }
+    expect(liveChildren().filter((p) => !before.includes(p))).toEqual([]);
+  });
+
+  it('sees list changes through subscriptions/listen: the next tools() lists again', async () => {
+    const source = modern('reject');
+    try {
+      const first = await source.tools(session);
+      expect(await source.tools(session)).toBe(first);
+      const grow = first.find((d) => d.name === 'grow')!;
+      expect(await grow.execute({ name: 'later' }, ctx)).toBe('added later');
+      // The notification arrives on the listen request's stream, apart from the call's reply.
+      let names: string[] = [];
+      expect(
+        await waitFor(() => {
+          void source.tools(session).then((d) => (names = d.map((t) => t.name)));
+          return names.includes('later');
+        }, 3000),
+      ).toBe(true);
+    } finally {
+      await source.close();
+    }
+  });
+
+  it("drift: 'refuse' holds the source closed after a change, as on a 2025 connection", async () => {
+    const source = modern('reject', { drift: 'refuse' });
+    try {
+      const grow = (await source.tools(session)).find((d) => d.name === 'grow')!;
+      await grow.execute({ name: 'sneaky' }, ctx);
+      let refused: Error | undefined;
+      expect(
+        await waitFor(() => {
+          void source.tools(session).then(
+            () => {},
+            (e) => (refused = e),
+          );
+          return refused !== undefined;
+        }, 3000),
+      ).toBe(true);
+      expect(refused!.message).toMatch(/changed after import \(listChanged\) and drift policy 'refuse' holds the source closed/);
+    } finally {
+      await source.close();
+    }
+  });
+});
+
+describe('a stdio server that serves both eras', () => {
+  it('is spoken to in 2025-11-25, as every 2025 server is', async () => {
+    const source = modern('serve');
+    try {
+      const defs = await source.tools(session);
+      expect(defs.map((d) => d.name)).toEqual(['echo', 'add', 'fail', 'count', 'grow']);
+      expect(await defs[0].execute({ text: 'old' }, ctx)).toBe('old');
+    } finally {
+      await source.close();
+    }
+  });
+});
