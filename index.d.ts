@@ -145,6 +145,13 @@ interface McpCommonConfig {
    * @default 'rekey'
    */
   drift?: 'rekey' | 'refuse';
+  /**
+   * The protocol era. `'auto'` opens with the 2025-11-25 handshake and speaks 2026-07-28 to a
+   * server that refuses it (over stdio and in-process); a revision pins it, and a server that
+   * refuses the pinned revision is a `ConfigError` naming both sides' versions.
+   * @default 'auto'
+   */
+  protocol?: 'auto' | '2025-11-25' | '2026-07-28';
 }
 
 /**

@@ -3,7 +3,7 @@
 // process); one that serves both eras keeps the 2025 wire. The peer is a real server built with
 // @modelcontextprotocol/server 2.4 (`serveStdio`, `legacy: 'reject' | 'serve'`).
 import { describe, expect, it } from 'vitest';
-import { mcp } from '../lib/index.js';
+import { ConfigError, mcp } from '../lib/index.js';
 import { ctx, rejection, session } from './helpers/common.js';
 import { fixture, liveChildren, waitFor } from './helpers/harness.js';
 
@@ -83,5 +83,45 @@ describe('a stdio server that serves both eras', () => {
     } finally {
       await source.close();
     }
+  });
+});
+
+describe("the 'protocol' pin", () => {
+  const sdk1 = (extra: Record<string, unknown>) =>
+    mcp({ transport: 'stdio', command: process.execPath, args: [new URL('../examples/server.mjs', import.meta.url).pathname], stderr: 'ignore', ...extra } as any);
+
+  it("'2026-07-28' opens with server/discover: a dual-era server serves it, a 2025-only one is refused typed", async () => {
+    const dual = modern('serve', { protocol: '2026-07-28' });
+    try {
+      const defs = await dual.tools(session);
+      expect(await defs[0].execute({ text: 'new' }, ctx)).toBe('new');
+    } finally {
+      await dual.close();
+    }
+    const old = sdk1({ protocol: '2026-07-28' });
+    try {
+      const err = await rejection(old.tools(session));
+      expect(err).toBeInstanceOf(ConfigError);
+      expect(err.message).toMatch(/^mcp: 'mcp:stdio:.*' cannot be opened: the server refused protocol 2026-07-28 \('protocol' pins it\): MCP error -32601/);
+    } finally {
+      await old.close();
+    }
+  });
+
+  it("'2025-11-25' never falls forward: a modern-only server is refused typed, naming both versions", async () => {
+    const source = modern('reject', { protocol: '2025-11-25' });
+    try {
+      const err = await rejection(source.tools(session));
+      expect(err).toBeInstanceOf(ConfigError);
+      expect(err.message).toMatch(/cannot be opened: the server refused protocol 2025-11-25 \('protocol' pins it\): MCP error -32022: Unsupported protocol version: 2025-11-25/);
+    } finally {
+      await source.close();
+    }
+  });
+
+  it('any other value is refused at construction', () => {
+    expect(() => mcp({ transport: 'stdio', command: 'x', protocol: '2026' } as any)).toThrow(
+      "mcp: 'protocol' must be 'auto', '2025-11-25' or '2026-07-28', got '2026'",
+    );
   });
 });

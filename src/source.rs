@@ -2,7 +2,7 @@
 //! sweeps, the drift poison, and close (which resets all of it, so tools() connects afresh).
 
 use crate::client::era::Era;
-use crate::client::handshake;
+use crate::client::handshake::{self, Refusal};
 use crate::client::rpc::{Answer, Fast, Listener, Rpc, RpcError, Waiter};
 use crate::core::admit::{Admission, AdmissionError, ToolSpec};
 use crate::core::config::{wait_of, Config, Drift as DriftPolicy};
@@ -415,7 +415,7 @@ impl<C: Connector> Source<C> {
             }
         };
         // The remaining opening shares the same budget.
-        let opening = handshake::open(&conn.rpc, Some(duration(connect_ms)));
+        let opening = handshake::open(&conn.rpc, Some(duration(connect_ms)), self.config.protocol);
         match opening.await {
             Ok(era) => {
                 if era == (Era::Modern { list_changed: true }) {
@@ -424,8 +424,19 @@ impl<C: Connector> Source<C> {
                 let _ = conn.era.set(era);
                 Ok(conn)
             }
-            Err(RpcError::TimedOut) => Err(self.connect_timeout(connect_ms, Some(&conn)).await),
-            Err(e) => {
+            Err(Refusal::Rpc(RpcError::TimedOut)) => {
+                Err(self.connect_timeout(connect_ms, Some(&conn)).await)
+            }
+            Err(Refusal::Pin(why)) => {
+                self.forget_live(&conn);
+                conn.abort("mcp: the opening was refused").await;
+                let why = self.secrets.redact(&why);
+                Err(SourceError::Refused(ConfigError::new(format!(
+                    "mcp: '{}' cannot be opened: {why}",
+                    self.id
+                ))))
+            }
+            Err(Refusal::Rpc(e)) => {
                 self.forget_live(&conn);
                 // A connection that ended says how (stderr included); any other failure gets
                 // the server's last words here.

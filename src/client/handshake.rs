@@ -4,8 +4,9 @@
 //! answers with this client's modern revision is spoken to in it. No second server process is
 //! started to learn the era (some 2025 servers exit on a request before `initialize`).
 
-use super::era::Era;
+use super::era::{Era, MODERN};
 use super::rpc::{Rpc, RpcError};
+use crate::core::config::Protocol;
 use serde_json::{json, Value};
 use std::time::Duration;
 
@@ -14,27 +15,85 @@ pub const SUPPORTED_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-
 /// The client's version, as `clientInfo` reports it.
 pub const CLIENT_VERSION: &str = "1.0.0";
 
-/// Opens the connection in the era the server speaks; `timeout` bounds the whole opening.
-pub async fn open(rpc: &Rpc, timeout: Option<Duration>) -> Result<Era, RpcError> {
-    let started = std::time::Instant::now();
-    let refused = match initialize(rpc, timeout).await {
-        Ok(version) => return Ok(Era::Legacy(version)),
-        Err(refused @ RpcError::Remote { .. }) => refused,
-        Err(other) => return Err(other),
-    };
-    let left = timeout.map(|t| t.saturating_sub(started.elapsed()));
-    rpc.speak_modern();
-    match rpc.request("server/discover", json!({}), left).await {
-        Ok(result) => Era::from_discover(&result).ok_or(refused),
-        Err(RpcError::TimedOut) => Err(RpcError::TimedOut),
-        // Not a modern server either: what it said to `initialize` is the error.
-        Err(_) => Err(refused),
+/// Why an opening failed: the server's or the connection's error, or a refused era pin
+/// (`protocol`), which the host is told typed.
+#[derive(Debug)]
+pub enum Refusal {
+    Rpc(RpcError),
+    Pin(String),
+}
+
+impl From<RpcError> for Refusal {
+    fn from(e: RpcError) -> Self {
+        Refusal::Rpc(e)
     }
 }
 
-/// Initializes the session; resolves with the protocol version the server agreed to. As the
-/// SDK client does, the initialized notification is delivered before any later request goes out;
-/// `timeout` bounds the whole exchange.
+/// Opens the connection in the era the server speaks (`protocol`: `Auto`), or in the pinned
+/// one; `timeout` bounds the whole opening.
+pub async fn open(
+    rpc: &Rpc,
+    timeout: Option<Duration>,
+    protocol: Protocol,
+) -> Result<Era, Refusal> {
+    let started = std::time::Instant::now();
+    if protocol == Protocol::Modern {
+        return discover(rpc, timeout).await.map_err(|e| match e {
+            Refusal::Rpc(refused @ RpcError::Remote { .. }) => Refusal::Pin(format!(
+                "the server refused protocol {MODERN} ('protocol' pins it): {}",
+                refused.describe()
+            )),
+            other => other,
+        });
+    }
+    let refused = match initialize(rpc, timeout).await {
+        Ok(version) => return Ok(Era::Legacy(version)),
+        Err(refused @ RpcError::Remote { .. }) if protocol == Protocol::Legacy => {
+            return Err(Refusal::Pin(format!(
+                "the server refused protocol {PROTOCOL_VERSION} ('protocol' pins it): {}",
+                refused.describe()
+            )))
+        }
+        Err(refused @ RpcError::Remote { .. }) => refused,
+        Err(other) => return Err(other.into()),
+    };
+    let left = timeout.map(|t| t.saturating_sub(started.elapsed()));
+    match discover(rpc, left).await {
+        Ok(era) => Ok(era),
+        Err(Refusal::Rpc(RpcError::TimedOut)) => Err(RpcError::TimedOut.into()),
+        // Not a modern server either: what it said to `initialize` is the error.
+        Err(_) => Err(refused.into()),
+    }
+}
+
+/// `server/discover`, with every request from now on in the modern envelope.
+async fn discover(rpc: &Rpc, timeout: Option<Duration>) -> Result<Era, Refusal> {
+    rpc.speak_modern();
+    let result = rpc.request("server/discover", json!({}), timeout).await?;
+    Era::from_discover(&result).ok_or_else(|| {
+        let named = result
+            .get("supportedVersions")
+            .and_then(Value::as_array)
+            .map(|v| {
+                v.iter()
+                    .filter_map(Value::as_str)
+                    .map(|s| s.chars().take(32).collect::<String>())
+                    .take(8)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            })
+            .unwrap_or_default();
+        Refusal::Pin(format!(
+            "the server does not speak protocol {MODERN}; it names {}",
+            if named.is_empty() {
+                "no version"
+            } else {
+                &named
+            }
+        ))
+    })
+}
+
 async fn initialize(rpc: &Rpc, timeout: Option<Duration>) -> Result<String, RpcError> {
     let started = std::time::Instant::now();
     let params = json!({

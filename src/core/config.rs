@@ -13,7 +13,7 @@ use std::collections::HashMap;
 
 pub const BOUND_KEYS: [&str; 3] = ["maxTools", "maxPages", "maxSchemaBytes"];
 pub const TIMEOUT_KEYS: [&str; 4] = ["connectMs", "listMs", "callMs", "discoveryMs"];
-pub const TOP_LEVEL_KEYS: [&str; 21] = [
+pub const TOP_LEVEL_KEYS: [&str; 22] = [
     "transport",
     "command",
     "args",
@@ -31,6 +31,7 @@ pub const TOP_LEVEL_KEYS: [&str; 21] = [
     "requireBounds",
     "http",
     "drift",
+    "protocol",
     "env",
     "cwd",
     "stderr",
@@ -121,6 +122,16 @@ pub struct Config {
     pub max_schema_bytes: Option<u64>,
     pub timeouts: Timeouts,
     pub drift: Drift,
+    pub protocol: Protocol,
+}
+
+/// `protocol`: which era the connection opens in. `Auto` opens with the 2025 handshake and
+/// falls forward to 2026-07-28 when the server refuses it; a pin speaks only its revision.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Protocol {
+    Auto,
+    Legacy,
+    Modern,
 }
 
 impl Config {
@@ -207,6 +218,16 @@ impl Config {
             "drift",
             &[("rekey", Drift::Rekey), ("refuse", Drift::Refuse)],
             Drift::Rekey,
+        )?;
+        let protocol = literal(
+            raw.get("protocol"),
+            "protocol",
+            &[
+                ("auto", Protocol::Auto),
+                ("2025-11-25", Protocol::Legacy),
+                ("2026-07-28", Protocol::Modern),
+            ],
+            Protocol::Auto,
         )?;
         // 5. http.headers.
         let headers = parse_headers(raw.get("http"))?;
@@ -306,6 +327,7 @@ impl Config {
             max_schema_bytes: bounds[2],
             timeouts,
             drift,
+            protocol,
         })
     }
 }
@@ -485,7 +507,13 @@ fn unknown_keys(raw: &Raw) -> Result<()> {
         if !TOP_LEVEL_KEYS.contains(&key.as_str()) {
             return Err(refuse(format!(
                 "mcp: unknown config key '{key}'; the keys are {}",
-                TOP_LEVEL_KEYS[..20].join(", ")
+                // `id` is accepted but is no key to set.
+                TOP_LEVEL_KEYS
+                    .iter()
+                    .filter(|k| **k != "id")
+                    .copied()
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )));
         }
     }
