@@ -619,9 +619,10 @@ impl<C: Connector> Source<C> {
                 .map(|value| serde_json::to_string(&value).unwrap_or_else(|_| "null".into()));
             done(id, mapped);
         });
-        rpc.submit_text(
+        rpc.submit_named(
             id,
             "tools/call",
+            Some(&spec.original),
             &params,
             Some(duration(call_ms)),
             progress,

@@ -3,7 +3,7 @@
 use super::router::Router;
 use crate::core::error::Failure;
 use crate::core::lite::RawObject;
-use crate::transport::Wire;
+use crate::transport::{Route, Wire};
 use serde_json::{json, Value};
 use std::collections::{BTreeSet, HashMap};
 use std::fmt::Write;
@@ -268,6 +268,22 @@ impl Rpc {
         progress: Option<Listener>,
         waiter: Waiter,
     ) {
+        self.submit_named(id, method, None, params, timeout, progress, waiter)
+    }
+
+    /// `submit_text` for a request about one named thing (`tools/call`: the tool's name, which a
+    /// modern HTTP request mirrors in a header).
+    #[allow(clippy::too_many_arguments)]
+    pub fn submit_named(
+        &self,
+        id: u64,
+        method: &str,
+        name: Option<&str>,
+        params: &str,
+        timeout: Option<Duration>,
+        progress: Option<Listener>,
+        waiter: Waiter,
+    ) {
         let deadline = timeout.map(|t| Instant::now() + t);
         let mut wake_timer = false;
         {
@@ -289,11 +305,19 @@ impl Rpc {
         if wake_timer {
             self.timer.notify_one();
         }
-        let text = match self.meta.get() {
-            Some(members) => envelope(Some(id), method, &super::era::with_meta(params, members)),
-            None => envelope(Some(id), method, params),
+        let sent = match self.meta.get() {
+            Some(members) => {
+                let text = envelope(Some(id), method, &super::era::with_meta(params, members));
+                let route = Route {
+                    version: super::era::MODERN,
+                    method: method.to_owned(),
+                    name: name.map(str::to_owned),
+                };
+                self.wire.send_routed(text, id, route)
+            }
+            None => self.wire.send(envelope(Some(id), method, params), Some(id)),
         };
-        if let Err(reason) = self.wire.send(text, Some(id)) {
+        if let Err(reason) = sent {
             if let Some(waiter) = lock(&self.pending).take(id) {
                 waiter.answer(Err(RpcError::Closed(reason)));
             }

@@ -8,11 +8,13 @@
 use super::oauth::OAuth;
 use super::observe::Inbound;
 use super::sse::SseParser;
-use super::{Wire, MAX_FRAME_BYTES};
+use super::{Route, Wire, MAX_FRAME_BYTES};
 use crate::core::config::shown_url;
 use crate::core::error::Failure;
 use crate::core::oauth::{Challenge, MAX_AUTHORIZATIONS};
 use crate::core::secrets::Secrets;
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
 use futures::future::BoxFuture;
 use reqwest::header::{
     HeaderMap, HeaderName, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE,
@@ -37,6 +39,8 @@ impl HeaderSource for StaticHeaders {
 }
 
 const SESSION: &str = "mcp-session-id";
+const MCP_METHOD: &str = "mcp-method";
+const MCP_NAME: &str = "mcp-name";
 const PROTOCOL: &str = "mcp-protocol-version";
 const LAST_EVENT_ID: &str = "last-event-id";
 /// How long a DELETE of the session may take at close.
@@ -288,10 +292,14 @@ impl Shared {
         accept: &'static str,
         last_id: Option<&str>,
         opening: bool,
+        route: Option<&Route>,
     ) -> Result<reqwest::Response, Failure> {
         let mut recoveries = 0;
         loop {
             let (mut headers, sent) = self.request_headers(accept).await?;
+            if let Some(route) = route {
+                route_headers(&mut headers, route);
+            }
             if let Some(id) = last_id.and_then(|v| HeaderValue::from_str(v).ok()) {
                 headers.insert(LAST_EVENT_ID, id);
             }
@@ -355,7 +363,13 @@ impl Shared {
         }
     }
 
-    async fn post(self: Arc<Self>, body: String, request_id: Option<u64>, opening: bool) {
+    async fn post(
+        self: Arc<Self>,
+        body: String,
+        request_id: Option<u64>,
+        opening: bool,
+        route: Option<Route>,
+    ) {
         let fail = |failure: Failure| {
             if let Some(id) = request_id {
                 self.inbound.fail_request(id, failure);
@@ -367,6 +381,7 @@ impl Shared {
                 "application/json, text/event-stream",
                 None,
                 opening,
+                route.as_ref(),
             )
             .await;
         drop(body);
@@ -378,6 +393,25 @@ impl Shared {
         if status == reqwest::StatusCode::ACCEPTED || (request_id.is_none() && status.is_success())
         {
             return;
+        }
+        if status.is_client_error() && content_type(&response).starts_with("application/json") {
+            // A modern server refuses what it cannot serve (a legacy opening among them) with
+            // a 4xx whose body is the JSON-RPC error: that error is the answer, which tells the
+            // opening which era the server speaks.
+            if let (Some(id), Ok(bytes)) = (request_id, read_limited(response).await) {
+                let answers = serde_json::from_slice::<Value>(&bytes).is_ok_and(|m| {
+                    m.get("id").and_then(Value::as_u64) == Some(id) && m.get("error").is_some()
+                });
+                if answers && self.inbound.push_text(&bytes) {
+                    return;
+                }
+                let detail = self.secrets.redact(&String::from_utf8_lossy(&bytes));
+                let detail: String = detail.chars().take(512).collect();
+                return fail(
+                    format!("mcp: POST {} answered HTTP {status}: {detail}", self.shown).into(),
+                );
+            }
+            return fail(format!("mcp: POST {} answered HTTP {status}", self.shown).into());
         }
         if !status.is_success() {
             let detail = self.secrets.redact(&read_text(response, 512).await);
@@ -468,7 +502,10 @@ impl Shared {
 
     /// A GET event stream, resuming after `last_id` when given; None when the server has none.
     async fn open_stream(&self, last_id: Option<&str>) -> Option<reqwest::Response> {
-        match self.send(None, "text/event-stream", last_id, false).await {
+        match self
+            .send(None, "text/event-stream", last_id, false, None)
+            .await
+        {
             Ok(r)
                 if r.status().is_success() && content_type(&r).starts_with("text/event-stream") =>
             {
@@ -511,6 +548,7 @@ impl Shared {
                 "application/json, text/event-stream",
                 None,
                 false,
+                None,
             )
             .await
             .map_err(|f| f.message)?;
@@ -560,6 +598,27 @@ struct SseEnd {
     answered: bool,
     /// The stream was given up: an event over the frame limit.
     refused: Option<String>,
+}
+
+/// The request-metadata headers of a modern request; they win over the host's. A name that is
+/// not plain printable ASCII travels in the `=?base64?…?=` form.
+fn route_headers(headers: &mut HeaderMap, route: &Route) {
+    headers.insert(PROTOCOL, HeaderValue::from_static(route.version));
+    if let Ok(method) = HeaderValue::from_str(&route.method) {
+        headers.insert(MCP_METHOD, method);
+    }
+    if let Some(name) = &route.name {
+        let plain = !name.is_empty()
+            && name.bytes().all(|b| (0x20..0x7f).contains(&b))
+            && name.trim() == name;
+        let value = match plain {
+            true => HeaderValue::from_str(name),
+            false => HeaderValue::from_str(&format!("=?base64?{}?=", STANDARD.encode(name))),
+        };
+        if let Ok(value) = value {
+            headers.insert(MCP_NAME, value);
+        }
+    }
 }
 
 fn content_type(response: &reqwest::Response) -> String {
@@ -612,7 +671,17 @@ async fn read_text(response: reqwest::Response, max: usize) -> String {
 impl Wire for HttpWire {
     fn send(&self, message: String, request_id: Option<u64>) -> Result<(), String> {
         let opening = lock(&self.shared.session).protocol.is_none();
-        let post = self.shared.clone().post(message, request_id, opening);
+        let post = self.shared.clone().post(message, request_id, opening, None);
+        self.shared.spawn(post);
+        Ok(())
+    }
+
+    /// A modern request opens no session: nothing to wait for at close.
+    fn send_routed(&self, message: String, request_id: u64, route: Route) -> Result<(), String> {
+        let post = self
+            .shared
+            .clone()
+            .post(message, Some(request_id), false, Some(route));
         self.shared.spawn(post);
         Ok(())
     }

@@ -38,11 +38,24 @@ pub fn release_buffer(buffer: Vec<u8>) {
 /// From this size on, a freed buffer is worth a collection pass of the allocator.
 const LARGE_BUFFER: usize = 1024 * 1024;
 
+/// What a transport may mirror of a modern (2026-07-28) request outside its body: streamable
+/// HTTP carries the version, the method and the tool's name in headers, so that intermediaries
+/// route without reading the body. The client says it; the transport needs no era of its own.
+pub struct Route {
+    pub version: &'static str,
+    pub method: String,
+    pub name: Option<String>,
+}
+
 /// The outbound half of a connection.
 pub trait Wire: Send + Sync {
     /// Queues one serialized JSON-RPC message. Replies arrive through the inbound channel; a
     /// transport that cannot deliver a request answers it there with an error response.
     fn send(&self, message: String, request_id: Option<u64>) -> Result<(), String>;
+    /// `send` for a modern request, with what its transport may mirror of it.
+    fn send_routed(&self, message: String, request_id: u64, _route: Route) -> Result<(), String> {
+        self.send(message, Some(request_id))
+    }
     /// Sends the `notifications/initialized` text once the handshake agreed on a protocol
     /// version; a transport with a session to set up does it here. The handshake awaits the
     /// future before its first request: over HTTP it resolves once the server accepted the
