@@ -12,7 +12,7 @@ use super::{Wire, MAX_FRAME_BYTES};
 use crate::core::config::shown_url;
 use crate::core::error::Failure;
 use crate::core::oauth::{Challenge, MAX_AUTHORIZATIONS};
-use crate::core::secrets::Secrets;
+use crate::core::secrets::{head, Cut, Secrets};
 use futures::future::BoxFuture;
 use reqwest::header::{
     HeaderMap, HeaderName, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE,
@@ -39,6 +39,8 @@ impl HeaderSource for StaticHeaders {
 const SESSION: &str = "mcp-session-id";
 const PROTOCOL: &str = "mcp-protocol-version";
 const LAST_EVENT_ID: &str = "last-event-id";
+/// How far past what an error shows of a body is read, so a secret crossing the cut is whole.
+const DETAIL_MARGIN: usize = 4096;
 /// How long a DELETE of the session may take at close.
 const DELETE_TIMEOUT: Duration = Duration::from_secs(2);
 const DEFAULT_RETRY: Duration = Duration::from_secs(1);
@@ -380,7 +382,7 @@ impl Shared {
             return;
         }
         if !status.is_success() {
-            let detail = self.secrets.redact(&read_text(response, 512).await);
+            let detail = read_text(response, 512, &self.secrets).await;
             if status == reqwest::StatusCode::NOT_FOUND && lock(&self.session).id.is_some() {
                 // The session is gone: this connection is over, the next tools() starts afresh.
                 return self.inbound.close(format!(
@@ -518,7 +520,7 @@ impl Shared {
         if status.is_success() {
             return Ok(());
         }
-        let detail = self.secrets.redact(&read_text(response, 512).await);
+        let detail = read_text(response, 512, &self.secrets).await;
         Err(format!(
             "mcp: POST {} answered HTTP {status} to notifications/initialized: {detail}",
             self.shown
@@ -596,17 +598,27 @@ async fn read_limited(mut response: reqwest::Response) -> Result<Vec<u8>, String
     Ok(body)
 }
 
-async fn read_text(response: reqwest::Response, max: usize) -> String {
+async fn read_text(response: reqwest::Response, max: usize, secrets: &Secrets) -> String {
+    // Read past `max` so a value that crosses it is seen whole, then redact, then cut: cut
+    // first, the part of a secret before the cut would be shown (and one that runs past
+    // what is read is redacted by its part, `Cut::End`).
+    let limit = max + DETAIL_MARGIN;
     let mut response = response;
     let mut body = Vec::new();
     while let Ok(Some(chunk)) = response.chunk().await {
         body.extend_from_slice(&chunk);
-        if body.len() >= max {
+        if body.len() > limit {
             break;
         }
     }
-    body.truncate(max);
-    String::from_utf8_lossy(&body).trim().to_owned()
+    let cut = if body.len() > limit {
+        body.truncate(limit);
+        Cut::End
+    } else {
+        Cut::Neither
+    };
+    let text = secrets.redact_bytes(&body, cut);
+    head(text.trim(), max).trim_end().to_owned()
 }
 
 impl Wire for HttpWire {
