@@ -36,7 +36,12 @@ pub(crate) enum Cut {
 pub struct Secrets {
     /// The config's values (and their token parts): never evicted.
     pinned: Vec<String>,
-    /// Values learned later (hook headers, OAuth tokens and codes), newest last, capped.
+    /// Values in force by the job they hold (`remember_current`): OAuth's access and refresh
+    /// token and client secret. Kept until that job gets a new value, however many values
+    /// are learned meanwhile; the one replaced joins `values`.
+    current: RwLock<Vec<(String, String)>>,
+    /// Values learned later (hook headers, superseded tokens, codes), newest last, capped.
+    /// A hook's headers in use are the newest: the hook runs before every request.
     values: RwLock<Vec<String>>,
 }
 
@@ -62,7 +67,29 @@ impl Secrets {
         }
         Self {
             pinned,
+            current: RwLock::default(),
             values: RwLock::default(),
+        }
+    }
+
+    /// `value` is what `job` (`"access_token"`, ...) holds now: redacted until the job is
+    /// given another, which supersedes it (it is then remembered as any other value).
+    pub fn remember_current(&self, job: &str, value: &str) {
+        let replaced = {
+            let Ok(mut current) = self.current.write() else {
+                return;
+            };
+            match current.iter_mut().find(|(j, _)| j == job) {
+                Some((_, held)) if held == value => return,
+                Some((_, held)) => Some(std::mem::replace(held, value.to_owned())),
+                None => {
+                    current.push((job.to_owned(), value.to_owned()));
+                    None
+                }
+            }
+        };
+        if let Some(old) = replaced {
+            self.remember(&old);
         }
     }
 
@@ -93,6 +120,14 @@ impl Secrets {
     /// Every value, longest first, so a value that contains another is replaced whole.
     fn all(&self) -> Vec<String> {
         let mut all = self.pinned.clone();
+        if let Ok(current) = self.current.read() {
+            all.extend(
+                current
+                    .iter()
+                    .flat_map(|(_, v)| parts(v))
+                    .map(str::to_owned),
+            );
+        }
         if let Ok(values) = self.values.read() {
             all.extend(values.iter().cloned());
         }
@@ -291,5 +326,26 @@ mod tests {
         assert_eq!(head("aé", 2), "a");
         assert_eq!(tail("éa", 2), "a");
         assert_eq!(head("abc", 5), "abc");
+    }
+
+    #[test]
+    fn a_current_token_outlives_churn_until_it_is_superseded() {
+        let s = Secrets::default();
+        s.remember_current("refresh_token", "refresh-token-one");
+        for i in 0..2 * MAX_REMEMBERED {
+            s.remember(&format!("hook-header-{i:04}"));
+        }
+        assert_eq!(s.redact("refresh-token-one"), REDACTED);
+        // Superseded: remembered as any value, so still redacted until churn pushes it out.
+        s.remember_current("refresh_token", "refresh-token-two");
+        assert_eq!(
+            s.redact("refresh-token-one refresh-token-two"),
+            "[redacted] [redacted]"
+        );
+        for i in 0..2 * MAX_REMEMBERED {
+            s.remember(&format!("hook-header-{i:04}-again"));
+        }
+        assert_eq!(s.redact("refresh-token-one"), "refresh-token-one");
+        assert_eq!(s.redact("refresh-token-two"), REDACTED);
     }
 }
