@@ -25,6 +25,14 @@ use std::time::Duration;
 /// The SDK's default request timeout, used where the config declares none.
 pub const DEFAULT_TIMEOUT_MS: f64 = 60_000.0;
 
+/// A mapped result's failure, redacted: its text is the server's (an `isError` result's
+/// content, which the SDK server makes of every error a tool throws, or the values a schema
+/// check quotes from structured content), and may echo a header or env value as a JSON-RPC
+/// error's message may.
+fn redacted_failure(secrets: &Secrets, f: Failure) -> Failure {
+    f.map_message(|m| secrets.redact(&m))
+}
+
 /// `e` with the server's own error message redacted: it can echo a header or env value.
 /// Failures our transports report carry their server text redacted already.
 fn redacted(secrets: &Secrets, e: RpcError) -> RpcError {
@@ -579,6 +587,7 @@ impl<C: Connector> Source<C> {
         let held = snapshot.clone();
         let secrets = self.secrets.clone();
         let fast_held = snapshot.clone();
+        let fast_secrets = self.secrets.clone();
         let fast: Fast = Arc::new(move |result: &RawObject| {
             let spec = &fast_held.tools[index];
             if let Some(kind) = result.get("resultType").filter(|k| *k != "\"complete\"") {
@@ -586,9 +595,11 @@ impl<C: Connector> Source<C> {
                 let asked = result
                     .get("inputRequests")
                     .and_then(|t| serde_json::from_str(t).ok());
-                return Some(Err(incomplete(&spec.name, &kind, asked.as_ref())));
+                let failure = incomplete(&spec.name, &kind, asked.as_ref());
+                return Some(Err(redacted_failure(&fast_secrets, failure)));
             }
             map_raw_result(&spec.name, spec.output.as_ref(), result)
+                .map(|mapped| mapped.map_err(|f| redacted_failure(&fast_secrets, f)))
         });
         let waiter = Waiter::answered(Some(fast), move |answer| {
             let reply = match answer {
@@ -610,10 +621,12 @@ impl<C: Connector> Source<C> {
                         .map_message(|m| format!("mcp: tool '{}' failed: {m}", spec.name)),
                 })
                 .and_then(|result| match result.get("resultType") {
-                    Some(kind) if kind != "complete" => {
-                        Err(incomplete(&spec.name, kind, result.get("inputRequests")))
-                    }
-                    _ => map_result(&spec.name, spec.output.as_ref(), result),
+                    Some(kind) if kind != "complete" => Err(redacted_failure(
+                        &secrets,
+                        incomplete(&spec.name, kind, result.get("inputRequests")),
+                    )),
+                    _ => map_result(&spec.name, spec.output.as_ref(), result)
+                        .map_err(|f| redacted_failure(&secrets, f)),
                 })
                 // serde_json's writer, not `Display`, which goes through `fmt` per token.
                 .map(|value| serde_json::to_string(&value).unwrap_or_else(|_| "null".into()));

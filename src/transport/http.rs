@@ -12,7 +12,7 @@ use super::{Route, Wire, MAX_FRAME_BYTES};
 use crate::core::config::shown_url;
 use crate::core::error::Failure;
 use crate::core::oauth::{Challenge, MAX_AUTHORIZATIONS};
-use crate::core::secrets::Secrets;
+use crate::core::secrets::{head, Cut, Secrets};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use futures::future::BoxFuture;
@@ -43,6 +43,8 @@ const MCP_METHOD: &str = "mcp-method";
 const MCP_NAME: &str = "mcp-name";
 const PROTOCOL: &str = "mcp-protocol-version";
 const LAST_EVENT_ID: &str = "last-event-id";
+/// How far past what an error shows of a body is read, so a secret crossing the cut is whole.
+const DETAIL_MARGIN: usize = 4096;
 /// How long a DELETE of the session may take at close.
 const DELETE_TIMEOUT: Duration = Duration::from_secs(2);
 const DEFAULT_RETRY: Duration = Duration::from_secs(1);
@@ -414,7 +416,7 @@ impl Shared {
             return fail(format!("mcp: POST {} answered HTTP {status}", self.shown).into());
         }
         if !status.is_success() {
-            let detail = self.secrets.redact(&read_text(response, 512).await);
+            let detail = read_text(response, 512, &self.secrets).await;
             if status == reqwest::StatusCode::NOT_FOUND && lock(&self.session).id.is_some() {
                 // The session is gone: this connection is over, the next tools() starts afresh.
                 return self.inbound.close(format!(
@@ -556,7 +558,7 @@ impl Shared {
         if status.is_success() {
             return Ok(());
         }
-        let detail = self.secrets.redact(&read_text(response, 512).await);
+        let detail = read_text(response, 512, &self.secrets).await;
         Err(format!(
             "mcp: POST {} answered HTTP {status} to notifications/initialized: {detail}",
             self.shown
@@ -655,17 +657,27 @@ async fn read_limited(mut response: reqwest::Response) -> Result<Vec<u8>, String
     Ok(body)
 }
 
-async fn read_text(response: reqwest::Response, max: usize) -> String {
+async fn read_text(response: reqwest::Response, max: usize, secrets: &Secrets) -> String {
+    // Read past `max` so a value that crosses it is seen whole, then redact, then cut: cut
+    // first, the part of a secret before the cut would be shown (and one that runs past
+    // what is read is redacted by its part, `Cut::End`).
+    let limit = max + DETAIL_MARGIN;
     let mut response = response;
     let mut body = Vec::new();
     while let Ok(Some(chunk)) = response.chunk().await {
         body.extend_from_slice(&chunk);
-        if body.len() >= max {
+        if body.len() > limit {
             break;
         }
     }
-    body.truncate(max);
-    String::from_utf8_lossy(&body).trim().to_owned()
+    let cut = if body.len() > limit {
+        body.truncate(limit);
+        Cut::End
+    } else {
+        Cut::Neither
+    };
+    let text = secrets.redact_bytes(&body, cut);
+    head(text.trim(), max).trim_end().to_owned()
 }
 
 impl Wire for HttpWire {

@@ -5,19 +5,22 @@
 //! ending or failing to start can say why it did. With `inherit` every byte is copied on to
 //! the host's stderr as it arrives; with `pipe` it is only kept; `ignore` has no pipe at all.
 
-use crate::core::secrets::Secrets;
+use crate::core::secrets::{tail, Cut, Secrets};
 use std::collections::VecDeque;
 use std::io::{Read, Write};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::watch;
 
-/// What is kept: the last 8 KiB, and of that the last 20 lines.
+/// What is shown: the last 8 KiB, and of that the last 20 lines.
 const TAIL_BYTES: usize = 8 * 1024;
 const TAIL_LINES: usize = 20;
+/// Kept beyond what is shown, so a secret that crosses the shown tail's start is redacted
+/// whole before the tail is cut (cut first, its end would be shown).
+const KEPT_BYTES: usize = 2 * TAIL_BYTES;
 
 pub struct StderrTail {
-    bytes: Mutex<VecDeque<u8>>,
+    bytes: Mutex<Kept>,
     /// Turns true when the pipe reached its end (every writer closed it).
     ended: watch::Sender<bool>,
 }
@@ -28,7 +31,7 @@ impl StderrTail {
     /// worker may do.
     pub fn capture(mut pipe: impl Read + Send + 'static, forward: bool) -> Arc<Self> {
         let tail = Arc::new(Self {
-            bytes: Mutex::new(VecDeque::new()),
+            bytes: Mutex::new(Kept::default()),
             ended: watch::channel(false).0,
         });
         let keeper = tail.clone();
@@ -57,9 +60,12 @@ impl StderrTail {
     }
 
     fn keep(&self, chunk: &[u8]) {
-        let mut bytes = self.bytes.lock().unwrap_or_else(|e| e.into_inner());
-        bytes.extend(chunk.iter().rev().take(TAIL_BYTES).rev());
-        let excess = bytes.len().saturating_sub(TAIL_BYTES);
+        let mut kept = self.bytes.lock().unwrap_or_else(|e| e.into_inner());
+        let Kept { bytes, dropped } = &mut *kept;
+        *dropped |= chunk.len() > KEPT_BYTES;
+        bytes.extend(chunk.iter().rev().take(KEPT_BYTES).rev());
+        let excess = bytes.len().saturating_sub(KEPT_BYTES);
+        *dropped |= excess > 0;
         bytes.drain(..excess);
     }
 
@@ -69,21 +75,30 @@ impl StderrTail {
         let _ = tokio::time::timeout(within, ended.wait_for(|e| *e)).await;
     }
 
-    /// The last lines, trimmed and redacted; empty when the child wrote nothing.
+    /// The last lines, redacted, then cut and trimmed; empty when the child wrote nothing.
+    /// What was dropped before the kept bytes may have held a secret's start: its end, at
+    /// the kept bytes' start, is redacted by itself (`Cut::Start`).
     pub fn text(&self, secrets: &Secrets) -> String {
-        let bytes: Vec<u8> = {
+        let (bytes, dropped): (Vec<u8>, bool) = {
             let kept = self.bytes.lock().unwrap_or_else(|e| e.into_inner());
-            kept.iter().copied().collect()
+            (kept.bytes.iter().copied().collect(), kept.dropped)
         };
-        let text = String::from_utf8_lossy(&bytes);
-        let text = text.trim();
+        let cut = if dropped { Cut::Start } else { Cut::Neither };
+        let text = secrets.redact_bytes(&bytes, cut);
+        let text = tail(text.trim(), TAIL_BYTES);
         let lines: Vec<&str> = text.lines().collect();
-        secrets.redact(
-            lines[lines.len().saturating_sub(TAIL_LINES)..]
-                .join("\n")
-                .trim(),
-        )
+        lines[lines.len().saturating_sub(TAIL_LINES)..]
+            .join("\n")
+            .trim()
+            .to_owned()
     }
+}
+
+/// The child's last bytes, and whether any before them were dropped.
+#[derive(Default)]
+struct Kept {
+    bytes: VecDeque<u8>,
+    dropped: bool,
 }
 
 /// Writes all of `bytes` to the host's stderr. Node may have made that descriptor
@@ -120,5 +135,27 @@ mod tests {
         let tail = StderrTail::capture(std::io::Cursor::new(long), false);
         tail.settled(Duration::from_secs(5)).await;
         assert_eq!(tail.text(&Secrets::default()).len(), TAIL_BYTES);
+    }
+
+    #[tokio::test]
+    async fn redacts_a_secret_across_either_cut() {
+        let secret = "sk-live-0123456789abcdefghij";
+        let secrets = Secrets::new([secret]);
+        // Across the shown tail's start: its first 10 bytes fall before the last 8 KiB.
+        let text = format!("{secret}{}", "y".repeat(TAIL_BYTES - (secret.len() - 10)));
+        let tail = StderrTail::capture(std::io::Cursor::new(text.into_bytes()), false);
+        tail.settled(Duration::from_secs(5)).await;
+        let kept = tail.text(&secrets);
+        assert!(kept.starts_with("[redacted]yyy"), "{}", &kept[..40]);
+        // Across the kept bytes' start, only its end kept at all; shown, because redaction
+        // shrank the rest to less than the tail's size.
+        let long = format!("{secret} ").repeat(KEPT_BYTES / (secret.len() + 1) + 1);
+        // One byte (the secret's first) more than is kept.
+        assert_eq!(long.len(), KEPT_BYTES + 1);
+        let tail = StderrTail::capture(std::io::Cursor::new(long.into_bytes()), false);
+        tail.settled(Duration::from_secs(5)).await;
+        let kept = tail.text(&secrets);
+        assert!(kept.len() < TAIL_BYTES);
+        assert_eq!(kept.replace("[redacted]", "").trim(), "");
     }
 }

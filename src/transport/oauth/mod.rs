@@ -148,18 +148,22 @@ impl OAuth {
         lock(&self.current).as_ref().map(|t| t.access_token.clone())
     }
 
+    /// The tokens in force: redacted until new ones supersede them, whatever a header hook's
+    /// churn adds meanwhile (`Secrets::remember_current`).
     fn remember_tokens(&self, tokens: &Tokens) {
-        self.secrets.remember(&tokens.access_token);
+        self.secrets
+            .remember_current("access_token", &tokens.access_token);
         if let Some(r) = &tokens.refresh_token {
-            self.secrets.remember(r);
+            self.secrets.remember_current("refresh_token", r);
         }
     }
 
-    /// An optional string member of an authorization server's answer that is a secret:
-    /// remembered for redaction the moment it exists.
+    /// An optional string member of an authorization server's answer that is a secret
+    /// (a token, a client secret): remembered for redaction the moment it exists, as the
+    /// value its member's job now holds.
     fn secret_member(&self, answer: &Value, key: &str) -> Option<String> {
         let secret = answer.get(key).and_then(Value::as_str)?;
-        self.secrets.remember(secret);
+        self.secrets.remember_current(key, secret);
         Some(secret.to_owned())
     }
 

@@ -105,7 +105,7 @@ impl OAuth {
             })
         {
             if let Some(s) = &stored.client_secret {
-                self.secrets.remember(s);
+                self.secrets.remember_current("client_secret", s);
             }
             flight.client = Some(stored.clone());
             return Ok(stored);

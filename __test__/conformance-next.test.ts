@@ -1,0 +1,153 @@
+// The conformance suite 0.2 (@modelcontextprotocol/conformance@0.2.0-alpha.12), run as a spec
+// revision's requirement set (`--requirements`) against __test__/conformance/client.mjs, beside
+// the 0.1.16 scenarios of conformance.test.ts (which stay until 0.2 covers them).
+//
+// 0.2 needs Node 22 and the project's devDependencies can hold one version of the suite, so
+// both live in a tool folder of their own: __test__/conformance/next/ pins them (npm's `node`
+// package brings the Node 22 binary; a devDependency would put its `node` first on the PATH of
+// every npm script), and the first run installs that into node_modules/.cache with `npm ci`,
+// again only when the lock file changed.
+import { execFile, execFileSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { beforeAll, describe, expect, it } from 'vitest';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const pinned = join(root, '__test__', 'conformance', 'next');
+const tools = join(root, 'node_modules', '.cache', 'rulvar-conformance-next');
+const node22 = join(tools, 'node_modules', 'node', 'bin', 'node');
+const cli = join(tools, 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js');
+const client = join(root, '__test__', 'conformance', 'client.mjs');
+
+function install(): void {
+  const lock = readFileSync(join(pinned, 'package-lock.json'), 'utf8');
+  const stamp = join(tools, '.installed-lock');
+  if (existsSync(stamp) && readFileSync(stamp, 'utf8') === lock && existsSync(node22) && existsSync(cli)) return;
+  rmSync(tools, { recursive: true, force: true });
+  mkdirSync(tools, { recursive: true });
+  for (const f of ['package.json', 'package-lock.json']) copyFileSync(join(pinned, f), join(tools, f));
+  // Under `npm test` the outer npm's project root is in the environment: the nested npm must
+  // find its own (the tool folder), not install into the project.
+  const env = { ...process.env };
+  delete env.npm_config_local_prefix;
+  execFileSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: tools, env, stdio: 'pipe', timeout: 280_000 });
+  writeFileSync(stamp, lock);
+}
+
+interface Run {
+  code: number;
+  out: string;
+  /** Every scenario run: passed or not. */
+  results: Map<string, boolean>;
+  /** The folder holding each scenario's `checks.json`. */
+  output: string;
+}
+
+function requirements(revision: string, baseline?: string): Promise<Run> {
+  const output = mkdtempSync(join(tmpdir(), 'rulvar-conformance-next-'));
+  const args = [cli, 'client', '--command', `"${node22}" "${client}"`, '--requirements', revision, '-o', output];
+  if (baseline) args.push('--expected-failures', baseline);
+  return new Promise((resolve) => {
+    execFile(node22, args, { cwd: output, timeout: 240_000, maxBuffer: 64 * 1024 * 1024 }, (err: any, stdout, stderr) => {
+      const out = `${stdout}${stderr}`;
+      const results = new Map<string, boolean>();
+      for (const m of out.matchAll(/^([✓✗]) (\S+): \d+ passed/gm)) results.set(m[2], m[1] === '✓');
+      resolve({ code: err ? (err.code ?? 1) : 0, out, results, output });
+    });
+  });
+}
+
+/**
+ * The client scenarios a revision's requirement set scores and those it runs without scoring,
+ * from the package's own `requirements/<revision>.yaml` (two flat lists; read by line).
+ */
+function requirementSet(revision: string): { scored: string[]; notScored: string[] } {
+  const text = readFileSync(join(tools, 'node_modules', '@modelcontextprotocol', 'conformance', 'requirements', `${revision}.yaml`), 'utf8');
+  const scored: string[] = [];
+  const notScored: string[] = [];
+  let section = '';
+  let entry = '';
+  for (const line of text.split('\n')) {
+    if (/^\S/.test(line)) section = line.replace(/:.*/, '');
+    else if (section === 'client' && /^ {2}- /.test(line)) scored.push(line.slice(4).trim());
+    else if (section === 'not_scored' && /^ {2}- scenario: /.test(line)) entry = line.replace(/^ {2}- scenario: /, '').trim();
+    else if (section === 'not_scored' && /^ {4}leg: client/.test(line)) notScored.push(entry);
+  }
+  return { scored, notScored };
+}
+
+/** The checks a scenario's run wrote. */
+function checks(run: Run, scenario: string): Array<{ id: string; status: string; errorMessage?: string }> {
+  const [dir, name] = scenario.includes('/') ? scenario.split('/') : ['', scenario];
+  const folder = join(run.output, dir);
+  const found = readdirSync(folder).find((f) => f.startsWith(`${name}-`));
+  if (!found) throw new Error(`no results for ${scenario} in ${folder}`);
+  return JSON.parse(readFileSync(join(folder, found, 'checks.json'), 'utf8'));
+}
+
+// What --requirements 2025-11-25 scores for a client (the package's requirements/2025-11-25.yaml):
+// the lifecycle, a tool call, SSE resumption, elicitation defaults and the 14 authorization
+// scenarios of that revision.
+const SCORED_2025_11_25 = [
+  'initialize',
+  'tools_call',
+  'elicitation-sep1034-client-defaults',
+  'sse-retry',
+  'auth/metadata-default',
+  'auth/metadata-var1',
+  'auth/metadata-var2',
+  'auth/metadata-var3',
+  'auth/basic-cimd',
+  'auth/scope-from-www-authenticate',
+  'auth/scope-from-scopes-supported',
+  'auth/scope-omitted-when-undefined',
+  'auth/scope-step-up',
+  'auth/scope-retry-limit',
+  'auth/token-endpoint-auth-basic',
+  'auth/token-endpoint-auth-post',
+  'auth/token-endpoint-auth-none',
+  'auth/pre-registration',
+];
+// Listed in expected-failures-2025-11-25.yml, which says why.
+const KNOWN_FAILING = ['elicitation-sep1034-client-defaults'];
+
+describe('conformance 0.2: --requirements 2025-11-25 (Node 22)', () => {
+  let run: Run;
+  beforeAll(async () => {
+    install();
+    run = await requirements('2025-11-25', join(pinned, 'expected-failures-2025-11-25.yml'));
+  }, 540_000);
+
+  it('scores the 18 scenarios of the set and runs its 7 others, and passes against the baseline', () => {
+    const set = requirementSet('2025-11-25');
+    expect(set.scored).toEqual(SCORED_2025_11_25);
+    expect(set.notScored).toHaveLength(7);
+    expect([...run.results.keys()].sort()).toEqual([...set.scored, ...set.notScored].sort());
+    expect(run.out).toMatch(/Running requirements 2025-11-25/);
+    expect(run.out).toMatch(/Baseline check passed: all failures are expected/);
+    expect(run.code, run.out).toBe(0);
+  });
+
+  for (const scenario of SCORED_2025_11_25.filter((s) => !KNOWN_FAILING.includes(s))) {
+    it(`${scenario} passes`, () => {
+      expect(run.results.get(scenario), run.out).toBe(true);
+      const failed = checks(run, scenario).filter((c) => c.status === 'FAILURE');
+      expect(failed).toEqual([]);
+    });
+  }
+
+  it('elicitation-sep1034-client-defaults fails only because no elicitation is answered', () => {
+    expect(run.results.get('elicitation-sep1034-client-defaults')).toBe(false);
+    const failed = checks(run, 'elicitation-sep1034-client-defaults').filter((c) => c.status === 'FAILURE');
+    expect(failed[0].errorMessage).toMatch(/Method not found: elicitation\/create/);
+  });
+
+  // Run, not scored: `client_credentials` with a secret and with private_key_jwt pass today.
+  it('the client_credentials extensions pass', () => {
+    expect(requirementSet('2025-11-25').notScored).toContain('auth/client-credentials-basic');
+    expect(run.results.get('auth/client-credentials-basic')).toBe(true);
+    expect(run.results.get('auth/client-credentials-jwt')).toBe(true);
+  });
+});
