@@ -6,6 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, mcp } from '../lib/index.js';
 import { ctx, rejection, session } from './helpers/common.js';
 import { fixture, liveChildren, waitFor } from './helpers/harness.js';
+import { serveModernHttp } from './helpers/modern-http.js';
+import { modernServer } from './fixtures/modern-stdio.mjs';
 
 const modern = (legacy: 'reject' | 'serve', extra: Record<string, unknown> = {}) =>
   mcp({ transport: 'stdio', command: process.execPath, args: [fixture('modern-stdio.mjs')], env: { LEGACY: legacy }, stderr: 'ignore', ...extra } as any);
@@ -123,5 +125,60 @@ describe("the 'protocol' pin", () => {
     expect(() => mcp({ transport: 'stdio', command: 'x', protocol: '2026' } as any)).toThrow(
       "mcp: 'protocol' must be 'auto', '2025-11-25' or '2026-07-28', got '2026'",
     );
+  });
+});
+
+describe('a streamable-HTTP server that speaks only 2026-07-28 (createMcpHandler)', () => {
+  it('refuses the legacy opening with a 400 whose body is the error; then every request is modern, headers included', async () => {
+    const served = await serveModernHttp(modernServer, 'reject');
+    const source = mcp({ transport: 'streamable-http', url: served.url });
+    try {
+      const defs = await source.tools(session);
+      expect(defs.map((d) => d.name)).toEqual(expect.arrayContaining(['echo', 'add', 'fail', 'count', 'grow']));
+      const by = Object.fromEntries(defs.map((d) => [d.name, d]));
+      expect(await by.echo.execute({ text: 'hi' }, ctx)).toBe('hi');
+      expect(await by.add.execute({ a: 1, b: 2 }, ctx)).toEqual({ sum: 3 });
+      const posts = served.requests.filter((r) => r.method === 'POST').map((r) => ({ ...r, message: JSON.parse(r.body) }));
+      expect(posts[0].message.method).toBe('initialize');
+      const modern = posts.slice(1);
+      expect(modern.map((p) => p.message.method)).toEqual(expect.arrayContaining(['server/discover', 'tools/list', 'tools/call']));
+      for (const p of modern) {
+        expect(p.headers['mcp-protocol-version']).toBe('2026-07-28');
+        expect(p.headers['mcp-method']).toBe(p.message.method);
+        expect(p.message.params._meta['io.modelcontextprotocol/protocolVersion']).toBe('2026-07-28');
+        expect(p.headers['mcp-session-id']).toBeUndefined();
+      }
+      const calls = modern.filter((p) => p.message.method === 'tools/call');
+      expect(calls.map((p) => p.headers['mcp-name'])).toEqual(['echo', 'add']);
+      // No session, so no GET stream and no DELETE.
+      expect(served.requests.filter((r) => r.method !== 'POST')).toEqual([]);
+    } finally {
+      await source.close();
+      await served.stop();
+    }
+  });
+
+  it('sees list changes on the subscriptions/listen stream', async () => {
+    const served = await serveModernHttp(modernServer, 'reject');
+    const source = mcp({ transport: 'streamable-http', url: served.url });
+    try {
+      const first = await source.tools(session);
+      expect(await source.tools(session)).toBe(first);
+      await waitFor(() => served.requests.some((r) => r.body.includes('subscriptions/listen')), 3000);
+      // The stream stays open and quiet: the cached list stays current until a change.
+      await new Promise((r) => setTimeout(r, 500));
+      expect(await source.tools(session)).toBe(first);
+      served.toolsChanged();
+      let again: unknown;
+      expect(
+        await waitFor(() => {
+          void source.tools(session).then((d) => (again = d));
+          return again !== undefined && again !== first;
+        }, 3000),
+      ).toBe(true);
+    } finally {
+      await source.close();
+      await served.stop();
+    }
   });
 });

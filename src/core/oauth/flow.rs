@@ -300,7 +300,9 @@ pub fn read_redirect(
         return Err(RedirectError::StateMismatch);
     }
     match (&iss, issuer) {
-        (Some(got), Some(expected)) if !issuers_match(got, expected) => {
+        // RFC 9207 §2.4: simple string comparison with the issuer whose metadata was
+        // validated, no normalization (a trailing-slash variant is another issuer).
+        (Some(got), Some(expected)) if got != expected => {
             return Err(RedirectError::IssuerMismatch)
         }
         (None, Some(_)) if iss_required => return Err(RedirectError::IssuerMissing),

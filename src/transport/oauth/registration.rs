@@ -141,6 +141,9 @@ impl OAuth {
             // A native app is a public client (RFC 8252 §8.4): it authenticates with PKCE, not
             // a secret it could not keep.
             "token_endpoint_auth_method": "none",
+            // OpenID dynamic registration's kind of client (MCP 2026-07-28, SEP-837): a native
+            // app on a loopback redirect, a web client on an https one.
+            "application_type": application_type(self.cfg.redirect_uri.as_deref()),
         });
         if let Some(s) = scope {
             body["scope"] = Value::String(s.to_owned());
@@ -178,5 +181,15 @@ impl OAuth {
             .await?;
         flight.client = Some(c.clone());
         Ok(c)
+    }
+}
+
+fn application_type(redirect_uri: Option<&str>) -> &'static str {
+    let https = redirect_uri
+        .and_then(|u| url::Url::parse(u).ok())
+        .is_some_and(|u| u.scheme() == "https");
+    match https {
+        true => "web",
+        false => "native",
     }
 }
