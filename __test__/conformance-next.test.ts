@@ -151,3 +151,39 @@ describe('conformance 0.2: --requirements 2025-11-25 (Node 22)', () => {
     expect(run.results.get('auth/client-credentials-jwt')).toBe(true);
   });
 });
+
+// What --requirements 2026-07-28 scores for a client: the modern wire (request metadata, the
+// HTTP headers, x-mcp-header), schemas, Multi Round-Trip Requests, and its 25 authorization
+// scenarios. The client pins the revision from MCP_CONFORMANCE_PROTOCOL_VERSION.
+const KNOWN_FAILING_2026 = ['sep-2322-client-request-state', 'request-metadata'];
+
+describe('conformance 0.2: --requirements 2026-07-28 (Node 22)', () => {
+  let run: Run;
+  beforeAll(async () => {
+    install();
+    run = await requirements('2026-07-28', join(pinned, 'expected-failures-2026-07-28.yml'));
+  }, 540_000);
+
+  it('scores the 32 scenarios of the set and passes against the baseline', () => {
+    const set = requirementSet('2026-07-28');
+    expect(set.scored).toHaveLength(32);
+    expect([...run.results.keys()].sort()).toEqual([...set.scored, ...set.notScored].sort());
+    expect(run.out).toMatch(/Running requirements 2026-07-28/);
+    expect(run.out).toMatch(/Baseline check passed: all failures are expected/);
+    expect(run.code, run.out).toBe(0);
+  });
+
+  it('every other scored scenario passes, every check of it', () => {
+    const set = requirementSet('2026-07-28');
+    for (const scenario of set.scored.filter((s) => !KNOWN_FAILING_2026.includes(s))) {
+      expect([scenario, run.results.get(scenario)]).toEqual([scenario, true]);
+      expect(checks(run, scenario).filter((c) => c.status === 'FAILURE')).toEqual([]);
+    }
+  });
+
+  it('request-metadata fails no check: its one warning is the pinned era', () => {
+    const all = checks(run, 'request-metadata');
+    expect(all.filter((c) => c.status === 'FAILURE')).toEqual([]);
+    expect(all.filter((c) => c.status === 'WARNING').map((c) => c.id)).toEqual(['sep-2575-client-retry-supported-version']);
+  });
+});

@@ -8,6 +8,7 @@ use crate::core::admit::{Admission, AdmissionError, ToolSpec};
 use crate::core::config::{wait_of, Config, Drift as DriftPolicy};
 use crate::core::drift::Drift;
 use crate::core::error::{with_diagnostics, ConfigError, Failure, OAuthFailure};
+use crate::core::headers;
 use crate::core::jcs::{format_f64, write_string};
 use crate::core::lite::{self, RawObject};
 use crate::core::result::{map_raw_result, map_result};
@@ -322,7 +323,8 @@ impl<C: Connector> Source<C> {
         // admission reports the refusal the original reports first (admit.rs says which).
         let (pages, admitting) = std::sync::mpsc::channel::<(u64, Vec<Value>)>();
         let sweep_failed = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let mut admission = Admission::new(self.config.clone(), sweep_failed.clone());
+        let modern = matches!(conn.era.get(), Some(Era::Modern { .. }));
+        let mut admission = Admission::new(self.config.clone(), sweep_failed.clone(), modern);
         let admission = tokio::task::spawn_blocking(move || {
             for (page, tools) in admitting {
                 admission.page(page, tools);
@@ -632,10 +634,19 @@ impl<C: Connector> Source<C> {
                 .map(|value| serde_json::to_string(&value).unwrap_or_else(|_| "null".into()));
             done(id, mapped);
         });
+        // Arguments a modern HTTP request mirrors into headers (read only for tools that
+        // declare some).
+        let mirrored = match spec.headers.is_empty() {
+            true => Vec::new(),
+            false => serde_json::from_str::<Value>(input)
+                .map(|arguments| headers::values(&spec.headers, &arguments))
+                .unwrap_or_default(),
+        };
         rpc.submit_named(
             id,
             "tools/call",
             Some(&spec.original),
+            mirrored,
             &params,
             Some(duration(call_ms)),
             progress,

@@ -49,9 +49,12 @@ function oauthFor(name) {
 }
 
 const oauth = oauthFor(scenario);
+// The suite names the revision a run is for; the client pins it (`protocol`).
+const era = process.env.MCP_CONFORMANCE_PROTOCOL_VERSION;
 const source = mcp({
   transport: 'streamable-http',
   url,
+  ...(era === '2026-07-28' || era === '2025-11-25' ? { protocol: era } : {}),
   timeouts: { callMs: 10_000 },
   ...(oauth ? { http: { oauth } } : {}),
 });
@@ -62,9 +65,17 @@ try {
   // the first GET after its tool stream closes, so let that stream open before the call,
   // or a slow machine makes the scenario mistake it for an early reconnect.
   await new Promise((resolve) => setTimeout(resolve, 200));
-  for (const def of defs) {
+  // A scenario that names its calls (context.toolCalls) gets exactly those, in its order. A
+  // `null` argument is left out: the addon validates input against the tool's schema first (as
+  // the TypeScript mcp() does), and `null` is no boolean; an absent value is what the
+  // scenario's header check (no Mcp-Param header for it) is about.
+  const present = (args) => Object.fromEntries(Object.entries(args ?? {}).filter(([, v]) => v !== null));
+  const calls = Array.isArray(context.toolCalls)
+    ? context.toolCalls.map((c) => [defs.find((d) => d.name === c.name), present(c.arguments)]).filter(([d]) => d !== undefined)
+    : defs.map((d) => [d, argumentsFor(d)]);
+  for (const [def, args] of calls) {
     try {
-      const result = await def.execute(argumentsFor(def), { runId: 'conformance' });
+      const result = await def.execute(args, { runId: 'conformance' });
       console.log(`${def.name}: ${JSON.stringify(result)}`);
     } catch (err) {
       failed = true;

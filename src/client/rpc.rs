@@ -268,17 +268,27 @@ impl Rpc {
         progress: Option<Listener>,
         waiter: Waiter,
     ) {
-        self.submit_named(id, method, None, params, timeout, progress, waiter)
+        self.submit_named(
+            id,
+            method,
+            None,
+            Vec::new(),
+            params,
+            timeout,
+            progress,
+            waiter,
+        )
     }
 
     /// `submit_text` for a request about one named thing (`tools/call`: the tool's name, which a
-    /// modern HTTP request mirrors in a header).
+    /// modern HTTP request mirrors in a header, with the arguments its tool declares mirrored).
     #[allow(clippy::too_many_arguments)]
     pub fn submit_named(
         &self,
         id: u64,
         method: &str,
         name: Option<&str>,
+        mirrored: Vec<(String, String)>,
         params: &str,
         timeout: Option<Duration>,
         progress: Option<Listener>,
@@ -312,6 +322,7 @@ impl Rpc {
                     version: super::era::MODERN,
                     method: method.to_owned(),
                     name: name.map(str::to_owned),
+                    params: mirrored,
                 };
                 self.wire.send_routed(text, id, route)
             }

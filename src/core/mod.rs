@@ -9,6 +9,7 @@ pub(crate) mod dialect;
 pub mod drift;
 pub mod error;
 pub mod hash;
+pub(crate) mod headers;
 pub mod jcs;
 pub(crate) mod lite;
 pub(crate) mod oauth;

@@ -11,6 +11,7 @@ use super::sse::SseParser;
 use super::{Route, Wire, MAX_FRAME_BYTES};
 use crate::core::config::shown_url;
 use crate::core::error::Failure;
+use crate::core::headers::needs_encoding;
 use crate::core::oauth::{Challenge, MAX_AUTHORIZATIONS};
 use crate::core::secrets::{head, Cut, Secrets};
 use base64::engine::general_purpose::STANDARD;
@@ -609,16 +610,16 @@ fn route_headers(headers: &mut HeaderMap, route: &Route) {
     if let Ok(method) = HeaderValue::from_str(&route.method) {
         headers.insert(MCP_METHOD, method);
     }
-    if let Some(name) = &route.name {
-        let plain = !name.is_empty()
-            && name.bytes().all(|b| (0x20..0x7f).contains(&b))
-            && name.trim() == name;
-        let value = match plain {
-            true => HeaderValue::from_str(name),
-            false => HeaderValue::from_str(&format!("=?base64?{}?=", STANDARD.encode(name))),
-        };
-        if let Ok(value) = value {
-            headers.insert(MCP_NAME, value);
+    let encoded = |value: &str| match needs_encoding(value) {
+        false => HeaderValue::from_str(value),
+        true => HeaderValue::from_str(&format!("=?base64?{}?=", STANDARD.encode(value))),
+    };
+    if let Some(Ok(name)) = route.name.as_deref().map(encoded) {
+        headers.insert(MCP_NAME, name);
+    }
+    for (name, value) in &route.params {
+        if let (Ok(name), Ok(value)) = (HeaderName::from_bytes(name.as_bytes()), encoded(value)) {
+            headers.insert(name, value);
         }
     }
 }

@@ -45,6 +45,8 @@ pub struct Route {
     pub version: &'static str,
     pub method: String,
     pub name: Option<String>,
+    /// `Mcp-Param-*` headers (lower-case names) and their values, as the tool declared them.
+    pub params: Vec<(String, String)>,
 }
 
 /// The outbound half of a connection.
