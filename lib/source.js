@@ -73,7 +73,8 @@ const busy = new Set();
  * itself (a thread-safe function holds its JS function strongly), and it lives as long as its
  * JS wrapper, which the source's own closures hold: hooks that closed over the source would
  * make a cycle no collection can break, and every source ever made would stay in memory. So
- * each hook reaches `target` through a WeakRef; the source's closures alone hold it.
+ * each hook reaches `target` through a WeakRef; the source's closures alone hold it (they
+ * share one scope, in which `hold` names the hooks).
  */
 function weakHooks(target) {
   const ref = new WeakRef(target);
@@ -297,8 +298,6 @@ function createSource(native, HostConfigError, config) {
   async function close() {
     cache = null;
     inflight = null;
-    // (The source's closures hold the hooks; see weakHooks.)
-    void hooks;
     // An authorization waiting for the user is abandoned; a later tools() starts afresh.
     aborter.abort(new Error('mcp: the source was closed'));
     aborter = new AbortController();

@@ -167,9 +167,10 @@ fn incomplete(tool: &str, kind: &Value, asked: Option<&Value>) -> Failure {
     }
     let kind = match kind.as_str() {
         Some(k) => format!("'{}'", k.chars().take(64).collect::<String>()),
-        None => "of no known type".to_owned(),
+        None => "that is not a string".to_owned(),
     };
-    format!("mcp: tool '{tool}' returned a result {kind} that this client does not know").into()
+    format!("mcp: tool '{tool}' returned a result of type {kind}, which this client does not know")
+        .into()
 }
 
 /// How long a listen request that ended waits before it is opened again, and the most that
