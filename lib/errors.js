@@ -1,7 +1,7 @@
 'use strict';
 
 // The codes the native side gives a typed refusal and an OAuth failure.
-const { CONFIG_CODE, OAUTH_CODE } = require('../index.js');
+const { CONFIG_CODE, OAUTH_CODE } = require('./native.js');
 
 /**
  * The package's own typed refusal: `name` 'ConfigError', `code` 'config', `retryable` false,

@@ -1,8 +1,8 @@
 'use strict';
 
-// The hand-written entry over the generated loader (../index.js): host error classes and
+// The hand-written entry over the generated loader (../index.js, through native.js): host error classes and
 // the sugar the native layer cannot offer (see source.js).
-const native = require('../index.js');
+const native = require('./native.js');
 const { ConfigError, OAuthError, adopt } = require('./errors.js');
 const { createSource, unvalidatedReasons } = require('./source.js');
 const { makeResolveToolset } = require('./toolset.js');

@@ -8,7 +8,7 @@ const { adopt, callFailure } = require('./errors.js');
 const { describePosture } = require('./posture.js');
 const { makeInprocessBridge } = require('./inprocess.js');
 // The kinds of entry in a batch from takeCompletions(), as the native side writes them.
-const { COMPLETION_PROGRESS, COMPLETION_RESULT } = require('../index.js');
+const { COMPLETION_PROGRESS, COMPLETION_RESULT } = require('./native.js');
 
 function wrapHeaderHook(hook) {
   // Always a Promise of JSON text, whatever the host's hook returns or throws.

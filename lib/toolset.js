@@ -2,7 +2,7 @@
 
 // The name rule is the native one (what admission applies), so an entry of any origin is held to
 // exactly the rule an imported tool was.
-const { validToolName, TOOL_NAME_PATTERN } = require('../index.js');
+const { validToolName, TOOL_NAME_PATTERN } = require('./native.js');
 
 function isToolSource(entry) {
   return entry !== null && typeof entry === 'object' && typeof entry.tools === 'function';
