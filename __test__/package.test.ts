@@ -79,7 +79,7 @@ describe('the packed packages', () => {
 try { require('@rulvar/mcp-native'); console.log('loaded'); } catch (e) { console.log(JSON.stringify({ message: e.message, cause: String(e.cause && e.cause.message) })); }`);
     const out = JSON.parse(execFileSync(process.execPath, ['freebsd.cjs'], { cwd: project, encoding: 'utf8', timeout: 20_000 }));
     expect(out.message).toBe(
-      `@rulvar/mcp-native has no build for freebsd-${process.arch}; the supported platforms are linux-x64-gnu, linux-x64-musl, linux-arm64-gnu, linux-arm64-musl, darwin-x64, darwin-arm64, win32-x64-msvc; to build it from source, install Rust (https://rustup.rs) and run `npm install` in a clone of the repository (it runs `napi build`), then use that folder as the package`,
+      `@rulvar/mcp-native has no build for freebsd-${process.arch}; the supported platforms are linux-x64-gnu, linux-x64-musl, linux-arm64-gnu, linux-arm64-musl, darwin-x64, darwin-arm64, win32-x64-msvc; to build it from source, install Rust (https://rustup.rs) and run \`npm install\` in a clone of the repository (it runs \`napi build\`), then use that folder as the package`,
     );
     expect(out.cause).toMatch(/native binding/);
   });
