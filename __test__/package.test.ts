@@ -83,4 +83,20 @@ try { require('@rulvar/mcp-native'); console.log('loaded'); } catch (e) { consol
     );
     expect(out.cause).toMatch(/native binding/);
   });
+
+  // What `npm pack` puts in each package: only what it needs, within a size budget (the main
+  // package is JS and types, about 45 KB packed; the platform package is its binary).
+  it('each package holds only what it needs, within its size budget', () => {
+    const packed = (cwd: string) => JSON.parse(npm(['pack', '--dry-run', '--json', '--ignore-scripts'], cwd))[0];
+    const main = packed(root);
+    for (const f of main.files.map((f: { path: string }) => f.path)) {
+      expect(f).toMatch(/^(README\.md|package\.json|index\.js|index\.d\.ts|examples\/server\.mjs|bin\/[^/]+\.js|lib\/[^/]+\.(js|mjs))$/);
+    }
+    expect(main.files.map((f: { path: string }) => f.path)).toEqual(expect.arrayContaining(['index.js', 'index.d.ts', 'lib/index.js', 'lib/native.js', 'bin/rulvar-mcp.js']));
+    expect(main.size).toBeLessThan(100 * 1024);
+    const platform = join(project, '..', 'platform');
+    const native = packed(platform);
+    expect(native.files.map((f: { path: string }) => f.path).sort()).toEqual(['README.md', 'mcp-native.linux-x64-gnu.node', 'package.json']);
+    expect(native.size).toBeLessThan(16 * 1024 * 1024);
+  });
 });
