@@ -9,6 +9,7 @@ use crate::core::drift::Drift;
 use crate::core::error::{with_diagnostics, ConfigError, Failure, OAuthFailure};
 use crate::core::jcs::{format_f64, write_string};
 use crate::core::lite::{self, RawObject};
+use crate::core::lock::{check_import, Lock, Report};
 use crate::core::result::{map_raw_result, map_result};
 use crate::core::secrets::Secrets;
 use crate::core::sweep::{sweep, PageError, SweepBounds, SweepError};
@@ -164,6 +165,10 @@ pub struct Source<C: Connector> {
     live: Mutex<Live>,
     /// What no failure message may show (a server can echo a header or env value).
     secrets: Arc<Secrets>,
+    /// The toolset lock every import is checked against (`lock`), if any.
+    lock: Option<Arc<Lock>>,
+    /// What the latest import's check found (a lock or `strict` in use), for `lockReport()`.
+    report: Mutex<Option<Report>>,
 }
 
 fn ms(v: Option<f64>) -> f64 {
@@ -178,8 +183,15 @@ fn duration(ms: f64) -> Duration {
 type Error<C> = SourceError<<C as Connector>::HostError>;
 
 impl<C: Connector> Source<C> {
-    pub fn new(config: Arc<Config>, connector: Arc<C>, secrets: Arc<Secrets>) -> Arc<Self> {
+    pub fn new(
+        config: Arc<Config>,
+        connector: Arc<C>,
+        secrets: Arc<Secrets>,
+        lock: Option<Lock>,
+    ) -> Arc<Self> {
         Arc::new(Source {
+            lock: lock.map(Arc::new),
+            report: Mutex::new(None),
             id: config.id(),
             drift: Arc::new(Drift::new(config.drift == DriftPolicy::Refuse)),
             config,
@@ -261,6 +273,9 @@ impl<C: Connector> Source<C> {
                 AdmissionError::Sweep(e) => e,
                 AdmissionError::Refused(r) => SourceError::Refused(r),
             })?;
+        // The lock is checked here, on every import (a listChanged makes the next tools() sweep
+        // again), never per call. Off the async workers: a big toolset is real CPU work.
+        let tools = self.check_lock(tools).await?;
         let snapshot = Arc::new(Snapshot {
             generation,
             tools,
@@ -271,6 +286,42 @@ impl<C: Connector> Source<C> {
             state.snapshot = Some(snapshot.clone());
         }
         Ok(snapshot)
+    }
+
+    /// Checks an import against the lock (and for poisoning signs), keeps the report, and
+    /// hands the tools back unless the policy (or `strict`) refuses them.
+    async fn check_lock(&self, tools: Vec<ToolSpec>) -> Result<Vec<ToolSpec>, Error<C>> {
+        if self.lock.is_none() && !self.config.strict {
+            return Ok(tools);
+        }
+        let lock = self.lock.clone();
+        let config = self.config.clone();
+        let checked = tokio::task::spawn_blocking(move || {
+            let checked = check_import(lock.as_deref(), &config, &tools);
+            (tools, checked)
+        })
+        .await
+        .map_err(|_| SourceError::Failed("mcp: the lock check panicked".into()))?;
+        let (tools, checked) = checked;
+        let Some((report, verdict)) = checked else {
+            return Ok(tools);
+        };
+        *self.report.lock().unwrap_or_else(|e| e.into_inner()) = Some(report);
+        verdict.map_err(SourceError::Refused)?;
+        Ok(tools)
+    }
+
+    /// What the latest import's lock check found, as JSON text (`lockReport()`); `None`
+    /// before any import, or when no lock and no `strict` is in use.
+    pub fn lock_report(&self) -> Option<String> {
+        let report = self.report.lock().unwrap_or_else(|e| e.into_inner());
+        let policy = self.lock.as_ref().map(|_| self.config.lock_policy);
+        report.as_ref().map(|r| r.to_json(policy))
+    }
+
+    /// The lock file's text for `snapshot`'s import (`rulvar-mcp lock`).
+    pub fn lock_text(&self, snapshot: &Snapshot) -> Result<String, ConfigError> {
+        crate::core::lock::write(&self.config, &snapshot.tools)
     }
 
     /// The current cached snapshot's key, without waiting (None while a sweep holds the state).

@@ -31,6 +31,10 @@ pub struct ToolSpec {
     /// ToolDef's `parameters` (shared between identical schemas, like the validator).
     pub input: Compiled,
     pub output: Option<Compiled>,
+    /// What the ToolDef leaves out but a toolset lock pins (core/lock.rs): moved out of the
+    /// wire object, never copied.
+    pub title: Option<Value>,
+    pub annotations: Option<Value>,
 }
 
 /// The admission of one sweep, fed page by page.
@@ -136,6 +140,8 @@ impl Admission {
             _ => String::new(),
         };
         self.tools.push(ToolSpec {
+            title: map.remove("title"),
+            annotations: map.remove("annotations"),
             needs_approval: config.needs_approval(&original),
             risk: config.risk.get(&original).cloned(),
             name,

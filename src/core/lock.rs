@@ -1,0 +1,419 @@
+//! The toolset lock (issue 25): what a source imported, pinned in a file a team commits, and
+//! every later import checked against it.
+//!
+//! A lock holds, per admitted tool, its final and original name, its contract hash (the
+//! engine's `toolContractHash`) and the full contract as the server sent it (title,
+//! description, input and output schema, annotations): the contract hash leaves out schema
+//! annotations such as a property's `description`, where a rug pull can hide as well as in the
+//! tool's own. It is keyed by the source's identity (what the host configured, never the
+//! `serverInfo` the server reports about itself) and records the config that shaped the import.
+//! The text is sorted and indented, one tool per block, so a change shows in a code review.
+
+use super::admit::ToolSpec;
+use super::config::{shown_url, Approval, Config, LockPolicy, Transport};
+use super::error::{ConfigError, Result};
+use super::hash::{tool_contract_hash, toolset_hash, ContractRef};
+use super::jcs;
+use super::lockdiff::{diff_tools, diff_value, Change, ChangeKind};
+use super::signs::{signs, Sign};
+use serde_json::{json, Map, Value};
+
+/// The lock format's version: a reader refuses any other.
+pub const LOCK_VERSION: u64 = 1;
+/// The protocol era the contracts were listed in. A field so a 2026-era import (whose tool
+/// shape differs) can be told apart from today's.
+pub const ERA: &str = "2025-11-25";
+
+/// One pinned tool.
+#[derive(Debug, Clone)]
+pub struct LockedTool {
+    pub name: String,
+    pub original: String,
+    /// `{ name, title?, description, inputSchema, outputSchema?, annotations? }`, `name` being
+    /// the original name.
+    pub contract: Value,
+}
+
+/// A parsed (or freshly built) lock.
+#[derive(Debug, Clone)]
+pub struct Lock {
+    pub source: Value,
+    pub config: Value,
+    /// Sorted by final name.
+    pub tools: Vec<LockedTool>,
+}
+
+/// What one import's check found: the differences from the lock and the poisoning signs.
+#[derive(Debug, Clone, Default)]
+pub struct Report {
+    pub changes: Vec<Change>,
+    pub signs: Vec<Sign>,
+}
+
+/// The identity a lock is keyed by: what the host configured to reach the server. Env values
+/// and URL credentials are secrets and stay out; env keys are in (a different key is a
+/// different server setup).
+pub fn identity(config: &Config) -> Value {
+    match &config.transport {
+        Transport::Stdio {
+            command, args, env, ..
+        } => {
+            let mut keys: Vec<&str> = env.iter().map(|(k, _)| k.as_str()).collect();
+            keys.sort_unstable();
+            keys.dedup();
+            json!({ "transport": "stdio", "command": command, "args": args, "envKeys": keys })
+        }
+        Transport::Http { url, oauth, .. } => {
+            let mut id = json!({ "transport": "streamable-http", "url": shown_url(url) });
+            if let Some(oauth) = oauth {
+                // The pinned authorization server, when there is one: the same URL behind
+                // another issuer is another trust root.
+                id["oauth"] = Value::Bool(true);
+                if let Some(issuer) = &oauth.issuer {
+                    id["oauthIssuer"] = Value::String(issuer.clone());
+                }
+            }
+            id
+        }
+        Transport::InProcess => json!({ "transport": "inprocess" }),
+    }
+}
+
+/// The config that shaped the import: what decides which tools are admitted, under which
+/// names, with which risk and approval. Absent keys are `null`, so every lock has each key.
+pub fn shaping(config: &Config) -> Value {
+    let mut risk: Vec<(&String, &String)> = config.risk.iter().collect();
+    risk.sort();
+    let risk: Map<String, Value> = risk
+        .into_iter()
+        .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+        .collect();
+    let approval = match &config.approval {
+        Approval::None => Value::Bool(false),
+        Approval::All => Value::Bool(true),
+        Approval::PerTool(map) => {
+            let mut entries: Vec<(&String, &bool)> = map.iter().collect();
+            entries.sort();
+            Value::Object(
+                entries
+                    .into_iter()
+                    .map(|(k, v)| (k.clone(), Value::Bool(*v)))
+                    .collect(),
+            )
+        }
+    };
+    json!({
+        "allow": config.allow,
+        "deny": config.deny,
+        "prefix": config.prefix,
+        "risk": risk,
+        "approval": approval,
+    })
+}
+
+/// The contracts of admitted tools as a lock pins them, sorted by final name.
+pub fn locked_tools(specs: &[ToolSpec]) -> Vec<LockedTool> {
+    let mut tools: Vec<LockedTool> = specs
+        .iter()
+        .map(|spec| {
+            let mut contract = Map::new();
+            contract.insert("name".into(), Value::String(spec.original.clone()));
+            if let Some(title) = &spec.title {
+                contract.insert("title".into(), title.clone());
+            }
+            contract.insert(
+                "description".into(),
+                Value::String(spec.description.clone()),
+            );
+            contract.insert("inputSchema".into(), parsed(spec.input.json()));
+            if let Some(output) = &spec.output {
+                contract.insert("outputSchema".into(), parsed(output.json()));
+            }
+            if let Some(annotations) = &spec.annotations {
+                contract.insert("annotations".into(), annotations.clone());
+            }
+            LockedTool {
+                name: spec.name.clone(),
+                original: spec.original.clone(),
+                contract: Value::Object(contract),
+            }
+        })
+        .collect();
+    tools.sort_by(|a, b| jcs::cmp_utf16(&a.name, &b.name));
+    tools
+}
+
+fn parsed(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or(Value::Null)
+}
+
+/// The engine's contract of a pinned tool: `{ name: final, description, parameters }`.
+fn engine_contract(tool: &LockedTool) -> Value {
+    json!({
+        "name": tool.name,
+        "description": tool.contract.get("description").cloned().unwrap_or(Value::String(String::new())),
+        "parameters": tool.contract.get("inputSchema").cloned().unwrap_or(Value::Null),
+    })
+}
+
+/// The lock file's text for what `specs` admitted under `config`.
+pub fn write(config: &Config, specs: &[ToolSpec]) -> Result<String> {
+    let tools = locked_tools(specs);
+    let contracts: Vec<Value> = tools.iter().map(engine_contract).collect();
+    let refs: Vec<ContractRef<'_>> = contracts.iter().map(ContractRef::of).collect();
+    let mut entries = Vec::with_capacity(tools.len());
+    for (tool, contract) in tools.iter().zip(&refs) {
+        entries.push(json!({
+            "name": tool.name,
+            "original": tool.original,
+            "contractHash": tool_contract_hash(*contract)?,
+            "contract": tool.contract,
+        }));
+    }
+    let lock = json!({
+        "lockVersion": LOCK_VERSION,
+        "era": ERA,
+        "source": identity(config),
+        "config": shaping(config),
+        "toolsetHash": toolset_hash(&refs)?,
+        "tools": entries,
+    });
+    let mut out = String::with_capacity(4096 + specs.len() * 512);
+    pretty(&mut out, &lock, 0);
+    out.push('\n');
+    Ok(out)
+}
+
+/// Indented JSON with sorted members (UTF-16 order, as JCS) and JavaScript's escaping and
+/// numbers, so the text is the same whichever side wrote it and whatever order the server used.
+fn pretty(out: &mut String, value: &Value, depth: usize) {
+    let indent = |out: &mut String, d: usize| {
+        out.push('\n');
+        for _ in 0..d {
+            out.push_str("  ");
+        }
+    };
+    match value {
+        Value::Array(items) if !items.is_empty() => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                indent(out, depth + 1);
+                pretty(out, item, depth + 1);
+            }
+            indent(out, depth);
+            out.push(']');
+        }
+        Value::Object(map) if !map.is_empty() => {
+            let mut members: Vec<(&String, &Value)> = map.iter().collect();
+            members.sort_by(|a, b| jcs::cmp_utf16(a.0, b.0));
+            out.push('{');
+            for (i, (key, member)) in members.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                indent(out, depth + 1);
+                jcs::write_string(out, key);
+                out.push_str(": ");
+                pretty(out, member, depth + 1);
+            }
+            indent(out, depth);
+            out.push('}');
+        }
+        other => jcs::write_value(out, other),
+    }
+}
+
+/// Parses a lock's JSON text; `origin` names it in a refusal (the file, or "the lock object").
+pub fn parse(text: &str, origin: &str) -> Result<Lock> {
+    let bad = |what: String| {
+        ConfigError::new(format!(
+            "mcp: {origin} is not a toolset lock written by 'rulvar-mcp lock': {what}"
+        ))
+    };
+    let value: Value = serde_json::from_str(text).map_err(|e| bad(format!("not JSON ({e})")))?;
+    let Value::Object(top) = value else {
+        return Err(bad("not a JSON object".into()));
+    };
+    match top.get("lockVersion").and_then(Value::as_u64) {
+        Some(LOCK_VERSION) => {}
+        _ => {
+            return Err(bad(format!(
+                "'lockVersion' must be {LOCK_VERSION}, got {}",
+                shown(top.get("lockVersion"))
+            )))
+        }
+    }
+    let object = |key: &str| match top.get(key) {
+        Some(v @ Value::Object(_)) => Ok(v.clone()),
+        other => Err(bad(format!("'{key}' must be an object, got {}", shown(other)))),
+    };
+    let source = object("source")?;
+    let config = object("config")?;
+    let Some(Value::Array(entries)) = top.get("tools") else {
+        return Err(bad(format!(
+            "'tools' must be an array, got {}",
+            shown(top.get("tools"))
+        )));
+    };
+    let mut tools = Vec::with_capacity(entries.len());
+    for (i, entry) in entries.iter().enumerate() {
+        let string = |key: &str| match entry.get(key) {
+            Some(Value::String(s)) => Ok(s.clone()),
+            other => Err(bad(format!(
+                "tools[{i}].{key} must be a string, got {}",
+                shown(other)
+            ))),
+        };
+        let name = string("name")?;
+        let original = string("original")?;
+        let contract = match entry.get("contract") {
+            Some(c @ Value::Object(_)) => c.clone(),
+            other => {
+                return Err(bad(format!(
+                    "tools[{i}].contract must be an object, got {}",
+                    shown(other)
+                )))
+            }
+        };
+        tools.push(LockedTool {
+            name,
+            original,
+            contract,
+        });
+    }
+    tools.sort_by(|a, b| jcs::cmp_utf16(&a.name, &b.name));
+    Ok(Lock {
+        source,
+        config,
+        tools,
+    })
+}
+
+/// A JSON value in a refusal, clipped (a lock can be anything a hand edit made of it).
+fn shown(value: Option<&Value>) -> String {
+    match value {
+        None => "nothing".into(),
+        Some(v) => super::lockdiff::clipped_json(v),
+    }
+}
+
+impl Lock {
+    /// Refuses a lock written for another source: its tools say nothing about this one.
+    pub fn check_identity(&self, config: &Config) -> Result<()> {
+        let mut differences = Vec::new();
+        diff_value("source", &self.source, &identity(config), &mut differences);
+        if differences.is_empty() {
+            return Ok(());
+        }
+        Err(ConfigError::new(format!(
+            "mcp: the lock is for another source than '{}' ({}); write a lock for this source with 'rulvar-mcp lock'",
+            config.id(),
+            differences.join("; ")
+        )))
+    }
+
+    /// Checks one import (every sweep: the first and each after a listChanged) against the
+    /// lock. `Err` is the refusal the policy (or `strict`) makes; the report is returned either
+    /// way, so the host can see what was refused.
+    pub fn check(
+        &self,
+        config: &Config,
+        specs: &[ToolSpec],
+    ) -> (Report, std::result::Result<(), ConfigError>) {
+        let current = locked_tools(specs);
+        let mut changes = Vec::new();
+        let mut config_lines = Vec::new();
+        diff_value("config", &self.config, &shaping(config), &mut config_lines);
+        changes.extend(config_lines.into_iter().map(|text| Change {
+            kind: ChangeKind::Config,
+            tool: None,
+            text,
+        }));
+        changes.extend(diff_tools(&self.tools, &current));
+        let report = Report {
+            changes,
+            signs: signs(specs),
+        };
+        let verdict = verdict(config, &report);
+        (report, verdict)
+    }
+}
+
+/// The check of one import when a lock or `strict` is in use (`None` when neither is): the
+/// report, and the refusal it makes, if any.
+pub fn check_import(
+    lock: Option<&Lock>,
+    config: &Config,
+    specs: &[ToolSpec],
+) -> Option<(Report, std::result::Result<(), ConfigError>)> {
+    match lock {
+        Some(lock) => Some(lock.check(config, specs)),
+        None if config.strict => {
+            let report = Report {
+                changes: Vec::new(),
+                signs: signs(specs),
+            };
+            let verdict = verdict(config, &report);
+            Some((report, verdict))
+        }
+        None => None,
+    }
+}
+
+/// The refusal `config`'s policy and `strict` make of `report`, if any.
+pub fn verdict(config: &Config, report: &Report) -> std::result::Result<(), ConfigError> {
+    let id = config.id();
+    let refused: Vec<&Change> = match config.lock_policy {
+        LockPolicy::Report => Vec::new(),
+        LockPolicy::Refuse => report.changes.iter().collect(),
+        LockPolicy::AllowAdditions => report
+            .changes
+            .iter()
+            .filter(|c| c.kind != ChangeKind::Added)
+            .collect(),
+    };
+    if !refused.is_empty() {
+        let what = match config.lock_policy {
+            LockPolicy::AllowAdditions => "lockPolicy 'allow-additions' admits new tools only",
+            _ => "lockPolicy 'refuse'",
+        };
+        let mut message = format!(
+            "mcp: the tools of '{id}' differ from the lock ({what}); {} change(s):",
+            refused.len()
+        );
+        for change in refused {
+            message.push_str("\n  ");
+            message.push_str(&change.text);
+        }
+        return Err(ConfigError::new(message));
+    }
+    if config.strict && !report.signs.is_empty() {
+        let mut message = format!(
+            "mcp: the tools of '{id}' show {} poisoning sign(s), which 'strict' refuses:",
+            report.signs.len()
+        );
+        for sign in &report.signs {
+            message.push_str("\n  ");
+            message.push_str(&sign.text);
+        }
+        return Err(ConfigError::new(message));
+    }
+    Ok(())
+}
+
+impl Report {
+    /// The report as the JS side reads it (`lockReport()`).
+    pub fn to_json(&self, policy: Option<LockPolicy>) -> String {
+        let changes: Vec<Value> = self.changes.iter().map(Change::to_json).collect();
+        let signs: Vec<Value> = self.signs.iter().map(Sign::to_json).collect();
+        let report = json!({
+            "policy": policy.map(LockPolicy::name),
+            "changes": changes,
+            "signs": signs,
+        });
+        serde_json::to_string(&report).unwrap_or_else(|_| "null".into())
+    }
+}

@@ -1,0 +1,132 @@
+//! Signs of tool poisoning in what the model reads (titles and descriptions): characters a
+//! person reviewing the text cannot see, HTML comments (rendered away in most UIs, read by the
+//! model), text naming another admitted tool (instructions to call or avoid it), and two
+//! admitted names that differ only by case or separators (one shadowing the other).
+//!
+//! Reported, never altered: the contract hash stays over what the server sent.
+
+use super::admit::ToolSpec;
+use super::lockdiff::visible;
+use serde_json::{json, Value};
+use std::collections::HashMap;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sign {
+    pub tool: String,
+    /// `title`, `description` or `name`.
+    pub field: &'static str,
+    /// `invisible-character`, `html-comment`, `names-other-tool`, `confusable-name`.
+    pub kind: &'static str,
+    pub text: String,
+}
+
+impl Sign {
+    pub fn to_json(&self) -> Value {
+        json!({ "tool": self.tool, "field": self.field, "kind": self.kind, "text": self.text })
+    }
+}
+
+/// Characters that render as nothing or reorder what is shown: zero-width ones, bidirectional
+/// controls, invisible operators, the byte-order mark, the soft hyphen, Unicode tags (which can
+/// spell a whole hidden ASCII message), and variation selectors.
+pub fn hidden(c: char) -> bool {
+    matches!(c,
+        '\u{00AD}' | '\u{034F}' | '\u{061C}' | '\u{115F}' | '\u{1160}' | '\u{17B4}' | '\u{17B5}'
+        | '\u{180B}'..='\u{180F}'
+        | '\u{200B}'..='\u{200F}'
+        | '\u{202A}'..='\u{202E}'
+        | '\u{2060}'..='\u{206F}'
+        | '\u{3164}' | '\u{FEFF}' | '\u{FFA0}'
+        | '\u{FE00}'..='\u{FE0F}'
+        | '\u{1D173}'..='\u{1D17A}'
+        | '\u{E0000}'..='\u{E0FFF}')
+}
+
+/// Control characters other than the whitespace a description legitimately has.
+fn control(c: char) -> bool {
+    c.is_control() && !matches!(c, '\n' | '\r' | '\t')
+}
+
+/// Every sign in the admitted tools, in tool order.
+pub fn signs(specs: &[ToolSpec]) -> Vec<Sign> {
+    let mut out = Vec::new();
+    // Names another tool's text could mention, with the tool they belong to.
+    let mut names: HashMap<&str, &str> = HashMap::new();
+    for spec in specs {
+        names.insert(&spec.name, &spec.name);
+        names.insert(&spec.original, &spec.name);
+    }
+    for spec in specs {
+        let title = spec.title.as_ref().and_then(Value::as_str);
+        let fields = [("title", title), ("description", Some(spec.description.as_str()))];
+        for (field, text) in fields {
+            let Some(text) = text else { continue };
+            let mut sign = |kind, what: String| {
+                out.push(Sign {
+                    tool: spec.name.clone(),
+                    field,
+                    kind,
+                    text: format!("tool '{}': {field} {what}", spec.name),
+                })
+            };
+            if let Some((at, c)) = text
+                .chars()
+                .enumerate()
+                .find(|(_, c)| hidden(*c) || control(*c))
+            {
+                let count = text.chars().filter(|c| hidden(*c) || control(*c)).count();
+                sign(
+                    "invisible-character",
+                    format!(
+                        "has {count} invisible or control character(s), the first U+{:04X} at char {at}",
+                        c as u32
+                    ),
+                );
+            }
+            if let Some(start) = text.find("<!--") {
+                let comment: String = text[start..].chars().take(80).collect();
+                sign(
+                    "html-comment",
+                    format!("has an HTML comment: \"{}\"", visible(&comment, 60)),
+                );
+            }
+            let mut named: Vec<&str> = tokens(text)
+                .filter_map(|t| names.get(t).copied())
+                .filter(|owner| *owner != spec.name)
+                .collect();
+            named.sort_unstable();
+            named.dedup();
+            for other in named {
+                sign("names-other-tool", format!("names another admitted tool, '{other}'"));
+            }
+        }
+    }
+    // Names equal once case and separators are ignored: one can pass for the other.
+    let mut folded: HashMap<String, &str> = HashMap::new();
+    for spec in specs {
+        let key: String = spec
+            .name
+            .chars()
+            .filter(|c| *c != '_' && *c != '-')
+            .flat_map(char::to_lowercase)
+            .collect();
+        if let Some(first) = folded.insert(key, &spec.name) {
+            out.push(Sign {
+                tool: spec.name.clone(),
+                field: "name",
+                kind: "confusable-name",
+                text: format!(
+                    "tools '{first}' and '{}' differ only by case or separators",
+                    spec.name
+                ),
+            });
+        }
+    }
+    out
+}
+
+/// The words of a text as tool names are spelled (`[A-Za-z0-9_-]+`).
+fn tokens(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+        .filter(|t| !t.is_empty())
+}
