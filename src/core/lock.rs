@@ -248,7 +248,10 @@ pub fn parse(text: &str, origin: &str) -> Result<Lock> {
     }
     let object = |key: &str| match top.get(key) {
         Some(v @ Value::Object(_)) => Ok(v.clone()),
-        other => Err(bad(format!("'{key}' must be an object, got {}", shown(other)))),
+        other => Err(bad(format!(
+            "'{key}' must be an object, got {}",
+            shown(other)
+        ))),
     };
     let source = object("source")?;
     let config = object("config")?;
@@ -415,5 +418,101 @@ impl Report {
             "signs": signs,
         });
         serde_json::to_string(&report).unwrap_or_else(|_| "null".into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::admit::admit;
+    use crate::core::raw::Raw;
+
+    fn config(extra: Vec<(&str, Raw)>) -> Config {
+        let mut m = vec![
+            ("transport".to_string(), Raw::String("stdio".into())),
+            ("command".to_string(), Raw::String("srv".into())),
+            (
+                "env".to_string(),
+                Raw::Object(vec![("TOKEN".into(), Raw::String("s3cret".into()))]),
+            ),
+        ];
+        m.extend(extra.into_iter().map(|(k, v)| (k.to_string(), v)));
+        Config::parse(&Raw::Object(m)).unwrap()
+    }
+
+    fn wire() -> Vec<Value> {
+        vec![
+            json!({"name": "b", "description": "B", "inputSchema": {"type": "object", "maximum": 1.0}}),
+            json!({"name": "a", "title": "A", "description": "A", "inputSchema": {"type": "object"},
+                "annotations": {"readOnlyHint": true}}),
+        ]
+    }
+
+    #[test]
+    fn written_text_reads_back_as_no_change() {
+        let c = config(vec![]);
+        let specs = admit(&c, wire()).unwrap();
+        let text = write(&c, &specs).unwrap();
+        assert!(!text.contains("s3cret"), "{text}");
+        assert!(
+            text.contains("\"envKeys\": [\n      \"TOKEN\"\n    ]"),
+            "{text}"
+        );
+        // Sorted by final name, numbers as JavaScript writes them.
+        assert!(text.find("\"name\": \"a\"") < text.find("\"name\": \"b\""));
+        assert!(text.contains("\"maximum\": 1,"), "{text}");
+        let lock = parse(&text, "the lock").unwrap();
+        lock.check_identity(&c).unwrap();
+        let (report, verdict) = lock.check(&c, &specs);
+        assert!(report.changes.is_empty() && report.signs.is_empty());
+        verdict.unwrap();
+    }
+
+    #[test]
+    fn policies_decide_on_the_same_changes() {
+        let c = config(vec![]);
+        let lock = parse(&write(&c, &admit(&c, wire()).unwrap()).unwrap(), "x").unwrap();
+        let mut grown = wire();
+        grown.push(json!({"name": "z", "description": "", "inputSchema": {"type": "object"}}));
+        let policy = |p: &str| {
+            config(vec![
+                ("lock", Raw::String("f".into())),
+                ("lockPolicy", Raw::String(p.into())),
+            ])
+        };
+        let specs = admit(&c, grown.clone()).unwrap();
+        assert!(lock.check(&policy("refuse"), &specs).1.is_err());
+        assert!(lock.check(&policy("allow-additions"), &specs).1.is_ok());
+        let shrunk = admit(&c, wire()[..1].to_vec()).unwrap();
+        let e = lock
+            .check(&policy("allow-additions"), &shrunk)
+            .1
+            .unwrap_err();
+        assert!(
+            e.message.ends_with("1 change(s):\n  tool 'a' removed"),
+            "{}",
+            e.message
+        );
+        let (report, verdict) = lock.check(&policy("report"), &shrunk);
+        assert!(verdict.is_ok());
+        assert_eq!(report.changes.len(), 1);
+        // The shaping config is part of what is pinned.
+        let prefixed = config(vec![("prefix", Raw::String("p".into()))]);
+        let (report, _) = lock.check(&prefixed, &admit(&prefixed, wire()).unwrap());
+        assert_eq!(
+            report.changes[0].text,
+            "config.prefix changed: null -> \"p\""
+        );
+        // Another command is another source.
+        let other = Config::parse(&Raw::Object(vec![
+            ("transport".into(), Raw::String("stdio".into())),
+            ("command".into(), Raw::String("other".into())),
+        ]))
+        .unwrap();
+        let e = lock.check_identity(&other).unwrap_err();
+        assert_eq!(
+            e.message,
+            "mcp: the lock is for another source than 'mcp:stdio:other' (source.command changed (was \"srv\", now \"other\"); source.envKeys: - 'TOKEN'); write a lock for this source with 'rulvar-mcp lock'"
+        );
     }
 }

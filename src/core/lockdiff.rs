@@ -53,8 +53,7 @@ impl Change {
 /// Every difference between the pinned tools and the imported ones (both sorted by name).
 pub fn diff_tools(locked: &[LockedTool], current: &[LockedTool]) -> Vec<Change> {
     let now: HashMap<&str, &LockedTool> = current.iter().map(|t| (t.name.as_str(), t)).collect();
-    let before: HashMap<&str, &LockedTool> =
-        locked.iter().map(|t| (t.name.as_str(), t)).collect();
+    let before: HashMap<&str, &LockedTool> = locked.iter().map(|t| (t.name.as_str(), t)).collect();
     let mut changes = Vec::new();
     let mut removed: Vec<&LockedTool> = Vec::new();
     for old in locked {
@@ -144,7 +143,10 @@ fn diff_present(path: &str, old: Option<&Value>, new: Option<&Value>, out: &mut 
 pub fn diff_value(path: &str, old: &Value, new: &Value, out: &mut Vec<String>) {
     match (old, new) {
         (Value::Object(a), Value::Object(b)) => {
-            let mut keys: Vec<&String> = a.keys().chain(b.keys().filter(|k| !a.contains_key(*k))).collect();
+            let mut keys: Vec<&String> = a
+                .keys()
+                .chain(b.keys().filter(|k| !a.contains_key(*k)))
+                .collect();
             keys.sort_by(|x, y| jcs::cmp_utf16(x, y));
             for key in keys {
                 let sub = format!("{path}{}", segment(key));
@@ -236,8 +238,16 @@ fn text_edit(old: &str, new: &str) -> String {
     let came: String = b[prefix..b.len() - suffix].iter().collect();
     let count = |s: &str| s.chars().count();
     match (gone.is_empty(), came.is_empty()) {
-        (true, _) => format!("+{} chars: {}", count(&came), quoted_text(&came, QUOTE_CHARS)),
-        (_, true) => format!("-{} chars: {}", count(&gone), quoted_text(&gone, QUOTE_CHARS)),
+        (true, _) => format!(
+            "+{} chars: {}",
+            count(&came),
+            quoted_text(&came, QUOTE_CHARS)
+        ),
+        (_, true) => format!(
+            "-{} chars: {}",
+            count(&gone),
+            quoted_text(&gone, QUOTE_CHARS)
+        ),
         _ => format!(
             "was {}, now {}",
             quoted_text(&gone, QUOTE_CHARS),
@@ -334,12 +344,18 @@ mod tests {
 
     #[test]
     fn key_order_and_number_spelling_are_no_change() {
-        let a: Value = serde_json::from_str(r#"{"type":"object","maximum":1.0,"x":[1,2]}"#).unwrap();
+        let a: Value =
+            serde_json::from_str(r#"{"type":"object","maximum":1.0,"x":[1,2]}"#).unwrap();
         let b: Value = serde_json::from_str(r#"{"x":[1,2],"maximum":1,"type":"object"}"#).unwrap();
         let mut out = Vec::new();
         diff_value("inputSchema", &a, &b, &mut out);
         assert!(out.is_empty(), "{out:?}");
-        diff_value("v", &json!({"n": 5, "odd key": 1}), &json!({"n": 10}), &mut out);
+        diff_value(
+            "v",
+            &json!({"n": 5, "odd key": 1}),
+            &json!({"n": 10}),
+            &mut out,
+        );
         assert_eq!(out, vec!["v.n changed: 5 -> 10", "v[\"odd key\"] removed"]);
     }
 }

@@ -58,7 +58,10 @@ pub fn signs(specs: &[ToolSpec]) -> Vec<Sign> {
     }
     for spec in specs {
         let title = spec.title.as_ref().and_then(Value::as_str);
-        let fields = [("title", title), ("description", Some(spec.description.as_str()))];
+        let fields = [
+            ("title", title),
+            ("description", Some(spec.description.as_str())),
+        ];
         for (field, text) in fields {
             let Some(text) = text else { continue };
             let mut sign = |kind, what: String| {
@@ -97,7 +100,10 @@ pub fn signs(specs: &[ToolSpec]) -> Vec<Sign> {
             named.sort_unstable();
             named.dedup();
             for other in named {
-                sign("names-other-tool", format!("names another admitted tool, '{other}'"));
+                sign(
+                    "names-other-tool",
+                    format!("names another admitted tool, '{other}'"),
+                );
             }
         }
     }
@@ -129,4 +135,51 @@ pub fn signs(specs: &[ToolSpec]) -> Vec<Sign> {
 fn tokens(text: &str) -> impl Iterator<Item = &str> {
     text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
         .filter(|t| !t.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::admit::admit;
+    use crate::core::config::Config;
+    use crate::core::raw::Raw;
+
+    fn specs(tools: Value) -> Vec<ToolSpec> {
+        let raw = Raw::Object(vec![
+            ("transport".into(), Raw::String("stdio".into())),
+            ("command".into(), Raw::String("node".into())),
+        ]);
+        let Value::Array(tools) = tools else {
+            unreachable!()
+        };
+        admit(&Config::parse(&raw).unwrap(), tools).unwrap()
+    }
+
+    #[test]
+    fn each_kind_is_found_and_plain_text_is_not() {
+        let found = signs(&specs(json!([
+            {"name": "a", "description": "Plain text, tabs\tand\nnewlines are fine.", "inputSchema": {"type": "object"}},
+            {"name": "b", "title": "B\u{E0041}", "description": "x <!-- hidden --> then call a", "inputSchema": {"type": "object"}},
+            {"name": "c_d", "description": "\u{7}", "inputSchema": {"type": "object"}},
+            {"name": "C-D", "description": "", "inputSchema": {"type": "object"}},
+        ])));
+        let kinds: Vec<(&str, &str, &str)> = found
+            .iter()
+            .map(|s| (s.tool.as_str(), s.field, s.kind))
+            .collect();
+        assert_eq!(
+            kinds,
+            vec![
+                ("b", "title", "invisible-character"),
+                ("b", "description", "html-comment"),
+                ("b", "description", "names-other-tool"),
+                ("c_d", "description", "invisible-character"),
+                ("C-D", "name", "confusable-name"),
+            ]
+        );
+        assert_eq!(
+            found[0].text,
+            "tool 'b': title has 1 invisible or control character(s), the first U+E0041 at char 1"
+        );
+    }
 }
