@@ -246,7 +246,12 @@ impl<C: Connector> Source<C> {
         // admission reports the refusal the original reports first (admit.rs says which).
         let (pages, admitting) = std::sync::mpsc::channel::<(u64, Vec<Value>)>();
         let sweep_failed = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let mut admission = Admission::new(self.config.clone(), sweep_failed.clone());
+        let pins = self.lock.clone().map(|lock| {
+            Arc::new(move |name: &str, contract: &Value| lock.pins(name, contract))
+                as crate::core::admit::Pinned
+        });
+        let mut admission =
+            Admission::new(self.config.clone(), sweep_failed.clone()).pinned_by(pins);
         let admission = tokio::task::spawn_blocking(move || {
             for (page, tools) in admitting {
                 admission.page(page, tools);

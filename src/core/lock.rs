@@ -14,9 +14,11 @@ use super::config::{shown_url, Approval, Config, LockPolicy, Transport};
 use super::error::{ConfigError, Result};
 use super::hash::{tool_contract_hash, toolset_hash, ContractRef};
 use super::jcs;
+pub use super::lockdiff::LockedTool;
 use super::lockdiff::{diff_tools, diff_value, Change, ChangeKind};
 use super::signs::{signs, Sign};
 use serde_json::{json, Map, Value};
+use std::collections::HashMap;
 
 /// The lock format's version: a reader refuses any other.
 pub const LOCK_VERSION: u64 = 1;
@@ -24,23 +26,17 @@ pub const LOCK_VERSION: u64 = 1;
 /// shape differs) can be told apart from today's.
 pub const ERA: &str = "2025-11-25";
 
-/// One pinned tool.
-#[derive(Debug, Clone)]
-pub struct LockedTool {
-    pub name: String,
-    pub original: String,
-    /// `{ name, title?, description, inputSchema, outputSchema?, annotations? }`, `name` being
-    /// the original name.
-    pub contract: Value,
-}
-
-/// A parsed (or freshly built) lock.
-#[derive(Debug, Clone)]
+/// A parsed lock.
+#[derive(Debug)]
 pub struct Lock {
     pub source: Value,
     pub config: Value,
     /// Sorted by final name.
     pub tools: Vec<LockedTool>,
+    /// Each tool's contract as JCS text, and where each final name is: an import whose tool
+    /// matches costs one lookup and one text comparison.
+    /// Where each final name is in `tools`.
+    index: HashMap<String, usize>,
 }
 
 /// What one import's check found: the differences from the lock and the poisoning signs.
@@ -112,10 +108,16 @@ pub fn shaping(config: &Config) -> Value {
 }
 
 /// The contracts of admitted tools as a lock pins them, sorted by final name.
-pub fn locked_tools(specs: &[ToolSpec]) -> Vec<LockedTool> {
+pub fn locked_tools<'a>(specs: impl Iterator<Item = &'a ToolSpec>) -> Vec<LockedTool> {
     let mut tools: Vec<LockedTool> = specs
-        .iter()
         .map(|spec| {
+            if let Some(contract) = &spec.contract {
+                return LockedTool {
+                    name: spec.name.clone(),
+                    original: spec.original.clone(),
+                    contract: (**contract).clone(),
+                };
+            }
             let mut contract = Map::new();
             contract.insert("name".into(), Value::String(spec.original.clone()));
             if let Some(title) = &spec.title {
@@ -158,7 +160,7 @@ fn engine_contract(tool: &LockedTool) -> Value {
 
 /// The lock file's text for what `specs` admitted under `config`.
 pub fn write(config: &Config, specs: &[ToolSpec]) -> Result<String> {
-    let tools = locked_tools(specs);
+    let tools = locked_tools(specs.iter());
     let contracts: Vec<Value> = tools.iter().map(engine_contract).collect();
     let refs: Vec<ContractRef<'_>> = contracts.iter().map(ContractRef::of).collect();
     let mut entries = Vec::with_capacity(tools.len());
@@ -234,7 +236,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Lock> {
         ))
     };
     let value: Value = serde_json::from_str(text).map_err(|e| bad(format!("not JSON ({e})")))?;
-    let Value::Object(top) = value else {
+    let Value::Object(mut top) = value else {
         return Err(bad("not a JSON object".into()));
     };
     match top.get("lockVersion").and_then(Value::as_u64) {
@@ -255,14 +257,18 @@ pub fn parse(text: &str, origin: &str) -> Result<Lock> {
     };
     let source = object("source")?;
     let config = object("config")?;
-    let Some(Value::Array(entries)) = top.get("tools") else {
-        return Err(bad(format!(
-            "'tools' must be an array, got {}",
-            shown(top.get("tools"))
-        )));
+    // Taken, not copied: a lock of thousands of tools is megabytes of schema.
+    let entries = match top.remove("tools") {
+        Some(Value::Array(entries)) => entries,
+        other => {
+            return Err(bad(format!(
+                "'tools' must be an array, got {}",
+                shown(other.as_ref())
+            )))
+        }
     };
     let mut tools = Vec::with_capacity(entries.len());
-    for (i, entry) in entries.iter().enumerate() {
+    for (i, mut entry) in entries.into_iter().enumerate() {
         let string = |key: &str| match entry.get(key) {
             Some(Value::String(s)) => Ok(s.clone()),
             other => Err(bad(format!(
@@ -272,12 +278,12 @@ pub fn parse(text: &str, origin: &str) -> Result<Lock> {
         };
         let name = string("name")?;
         let original = string("original")?;
-        let contract = match entry.get("contract") {
-            Some(c @ Value::Object(_)) => c.clone(),
+        let contract = match entry.get_mut("contract").map(Value::take) {
+            Some(c @ Value::Object(_)) => c,
             other => {
                 return Err(bad(format!(
                     "tools[{i}].contract must be an object, got {}",
-                    shown(other)
+                    shown(other.as_ref())
                 )))
             }
         };
@@ -288,10 +294,16 @@ pub fn parse(text: &str, origin: &str) -> Result<Lock> {
         });
     }
     tools.sort_by(|a, b| jcs::cmp_utf16(&a.name, &b.name));
+    let index = tools
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.name.clone(), i))
+        .collect();
     Ok(Lock {
         source,
         config,
         tools,
+        index,
     })
 }
 
@@ -304,6 +316,15 @@ fn shown(value: Option<&Value>) -> String {
 }
 
 impl Lock {
+    /// Whether `contract` is the one pinned for final name `name`. Tree equality ignores key
+    /// order; a number spelled otherwise (`1.0` for `1`) answers no, and the diff (which
+    /// compares JCS texts) then finds no change.
+    pub fn pins(&self, name: &str, contract: &Value) -> bool {
+        self.index
+            .get(name)
+            .is_some_and(|i| self.tools[*i].contract == *contract)
+    }
+
     /// Refuses a lock written for another source: its tools say nothing about this one.
     pub fn check_identity(&self, config: &Config) -> Result<()> {
         let mut differences = Vec::new();
@@ -326,7 +347,30 @@ impl Lock {
         config: &Config,
         specs: &[ToolSpec],
     ) -> (Report, std::result::Result<(), ConfigError>) {
-        let current = locked_tools(specs);
+        // Only a tool whose contract is not the pinned one (admission asked `pins`) goes to
+        // the field-level diff.
+        let mut same = vec![false; self.tools.len()];
+        let differing: Vec<&ToolSpec> = specs
+            .iter()
+            .filter(|spec| {
+                let found = self.index.get(&spec.name).copied();
+                match found {
+                    Some(i) if spec.pinned => {
+                        same[i] = true;
+                        false
+                    }
+                    _ => true,
+                }
+            })
+            .collect();
+        let current = locked_tools(differing.into_iter());
+        let locked: Vec<LockedTool> = self
+            .tools
+            .iter()
+            .zip(&same)
+            .filter(|(_, same)| !**same)
+            .map(|(t, _)| t.clone())
+            .collect();
         let mut changes = Vec::new();
         let mut config_lines = Vec::new();
         diff_value("config", &self.config, &shaping(config), &mut config_lines);
@@ -335,7 +379,7 @@ impl Lock {
             tool: None,
             text,
         }));
-        changes.extend(diff_tools(&self.tools, &current));
+        changes.extend(diff_tools(&locked, &current));
         let report = Report {
             changes,
             signs: signs(specs),
@@ -424,8 +468,9 @@ impl Report {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::admit::admit;
+    use crate::core::admit::{admit, Admission};
     use crate::core::raw::Raw;
+    use std::sync::Arc;
 
     fn config(extra: Vec<(&str, Raw)>) -> Config {
         let mut m = vec![
@@ -465,6 +510,22 @@ mod tests {
         lock.check_identity(&c).unwrap();
         let (report, verdict) = lock.check(&c, &specs);
         assert!(report.changes.is_empty() && report.signs.is_empty());
+        verdict.unwrap();
+        // With a lock configured, admission asks the lock about each tool as it admits it.
+        let locked = Arc::new(config(vec![("lock", Raw::String("f".into()))]));
+        let lock = Arc::new(lock);
+        let pins = lock.clone();
+        let mut admission = Admission::new(locked.clone(), Default::default()).pinned_by(Some(
+            Arc::new(move |name: &str, c: &Value| pins.pins(name, c)),
+        ));
+        admission.page(1, wire());
+        let specs = admission.finish::<()>(Ok(())).ok().unwrap();
+        // Tool 'a' takes the fast way (equal trees, nothing kept); 'b' spells 1 as `1.0`, so
+        // its trees differ and the diff decides, finding no change.
+        assert!(specs[1].pinned && specs[1].contract.is_none());
+        assert!(!specs[0].pinned && specs[0].contract.is_some());
+        let (report, verdict) = lock.check(&locked, &specs);
+        assert!(report.changes.is_empty(), "{:?}", report.changes);
         verdict.unwrap();
     }
 

@@ -7,9 +7,18 @@
 //! as a JS object (whose numbers went through `JSON.stringify`) equals the file it came from.
 
 use super::jcs;
-use super::lock::LockedTool;
 use serde_json::{json, Value};
 use std::collections::HashMap;
+
+/// One pinned (or imported) tool, as a lock holds it.
+#[derive(Debug, Clone)]
+pub struct LockedTool {
+    pub name: String,
+    pub original: String,
+    /// `{ name, title?, description, inputSchema, outputSchema?, annotations? }`, `name` being
+    /// the original name.
+    pub contract: Value,
+}
 
 /// How much of a changed text or value a line quotes.
 const QUOTE_CHARS: usize = 60;
@@ -269,13 +278,29 @@ pub fn visible(s: &str, max: usize) -> String {
             out.push('…');
             break;
         }
-        if super::signs::hidden(c) || c.is_control() {
+        if hidden(c) || c.is_control() {
             out.push_str(&format!("<U+{:04X}>", c as u32));
         } else {
             out.push(c);
         }
     }
     out
+}
+
+/// Characters that render as nothing or reorder what is shown: zero-width ones, bidirectional
+/// controls, invisible operators, the byte-order mark, the soft hyphen, Unicode tags (which can
+/// spell a whole hidden ASCII message), and variation selectors.
+pub fn hidden(c: char) -> bool {
+    matches!(c,
+        '\u{00AD}' | '\u{034F}' | '\u{061C}' | '\u{115F}' | '\u{1160}' | '\u{17B4}' | '\u{17B5}'
+        | '\u{180B}'..='\u{180F}'
+        | '\u{200B}'..='\u{200F}'
+        | '\u{202A}'..='\u{202E}'
+        | '\u{2060}'..='\u{206F}'
+        | '\u{3164}' | '\u{FEFF}' | '\u{FFA0}'
+        | '\u{FE00}'..='\u{FE0F}'
+        | '\u{1D173}'..='\u{1D17A}'
+        | '\u{E0000}'..='\u{E0FFF}')
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 //! Reported, never altered: the contract hash stays over what the server sent.
 
 use super::admit::ToolSpec;
-use super::lockdiff::visible;
+use super::lockdiff::{hidden, visible};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 
@@ -24,22 +24,6 @@ impl Sign {
     pub fn to_json(&self) -> Value {
         json!({ "tool": self.tool, "field": self.field, "kind": self.kind, "text": self.text })
     }
-}
-
-/// Characters that render as nothing or reorder what is shown: zero-width ones, bidirectional
-/// controls, invisible operators, the byte-order mark, the soft hyphen, Unicode tags (which can
-/// spell a whole hidden ASCII message), and variation selectors.
-pub fn hidden(c: char) -> bool {
-    matches!(c,
-        '\u{00AD}' | '\u{034F}' | '\u{061C}' | '\u{115F}' | '\u{1160}' | '\u{17B4}' | '\u{17B5}'
-        | '\u{180B}'..='\u{180F}'
-        | '\u{200B}'..='\u{200F}'
-        | '\u{202A}'..='\u{202E}'
-        | '\u{2060}'..='\u{206F}'
-        | '\u{3164}' | '\u{FEFF}' | '\u{FFA0}'
-        | '\u{FE00}'..='\u{FE0F}'
-        | '\u{1D173}'..='\u{1D17A}'
-        | '\u{E0000}'..='\u{E0FFF}')
 }
 
 /// Control characters other than the whitespace a description legitimately has.
