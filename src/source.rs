@@ -604,6 +604,7 @@ impl<C: Connector> Source<C> {
             }
         }
         state.snapshot = None;
+        *self.report.lock().unwrap_or_else(|e| e.into_inner()) = None;
         self.drift.reset();
     }
 }
