@@ -167,6 +167,27 @@ describe('lock, change the server, diff, refuse (stdio, a fresh host process eac
   });
 });
 
+describe('secrets', () => {
+  it('a changed description echoing an env value shows it redacted, in the refusal and the report', async () => {
+    const token = 'tok-5ecret-value-31337';
+    const s = stdioServer(baseTools());
+    const config = { ...s.config, env: { ...s.config.env, API_TOKEN: token } };
+    const writer = keep(mcp(config));
+    writeFileSync(s.lockFile, await lockText(writer));
+    await writer.close();
+    expect(readFileSync(s.lockFile, 'utf8')).not.toContain(token);
+    s.restartWith(
+      CHANGES[0].change(baseTools()).map((t: any) => (t.name === 'search' ? { ...t, description: `Searches. Token: ${token}` } : t)),
+    );
+    const source = keep(mcp({ ...config, lock: s.lockFile }));
+    const e = await rejection(source.tools(session));
+    expect(e).toBeInstanceOf(ConfigError);
+    expect(e.message).toContain('tool \'search\': description changed (was " issues.", now ". Token: [redacted]")');
+    expect(e.message).not.toContain(token);
+    expect(JSON.stringify(source.lockReport())).not.toContain(token);
+  });
+});
+
 describe('policies over HTTP', () => {
   it('allow-additions admits a new tool and refuses a removed one; another URL is refused typed', async () => {
     let current: any[] = baseTools();

@@ -301,13 +301,17 @@ impl<C: Connector> Source<C> {
         }
         let lock = self.lock.clone();
         let config = self.config.clone();
+        let secrets = self.secrets.clone();
         let checked = tokio::task::spawn_blocking(move || {
-            let checked = check_import(lock.as_deref(), &config, &tools);
+            let redact = |text: &str| secrets.redact(text);
+            let checked = check_import(lock.as_deref(), &config, &tools, &redact);
             (tools, checked)
         })
         .await
         .map_err(|_| SourceError::Failed("mcp: the lock check panicked".into()))?;
         let (tools, checked) = checked;
+        // The lines quote what the server sent, which can echo a header or env value: the check
+        // redacted it (before clipping).
         let Some((report, verdict)) = checked else {
             return Ok(tools);
         };

@@ -342,10 +342,13 @@ impl Lock {
     /// Checks one import (every sweep: the first and each after a listChanged) against the
     /// lock. `Err` is the refusal the policy (or `strict`) makes; the report is returned either
     /// way, so the host can see what was refused.
+    /// `redact` is applied to every text the lines may quote before it is clipped, so no part
+    /// of a secret a server echoed shows.
     pub fn check(
         &self,
         config: &Config,
         specs: &[ToolSpec],
+        redact: &Redact<'_>,
     ) -> (Report, std::result::Result<(), ConfigError>) {
         // Only a tool whose contract is not the pinned one (admission asked `pins`) goes to
         // the field-level diff.
@@ -363,7 +366,7 @@ impl Lock {
                 }
             })
             .collect();
-        let current = locked_tools(differing.into_iter());
+        let mut current = locked_tools(differing.into_iter());
         let locked: Vec<LockedTool> = self
             .tools
             .iter()
@@ -371,6 +374,10 @@ impl Lock {
             .filter(|(_, same)| !**same)
             .map(|(t, _)| t.clone())
             .collect();
+        let mut locked = locked;
+        for tool in locked.iter_mut().chain(current.iter_mut()) {
+            redact_strings(&mut tool.contract, redact);
+        }
         let mut changes = Vec::new();
         let mut config_lines = Vec::new();
         diff_value("config", &self.config, &shaping(config), &mut config_lines);
@@ -382,7 +389,7 @@ impl Lock {
         changes.extend(diff_tools(&locked, &current));
         let report = Report {
             changes,
-            signs: signs(specs),
+            signs: signs(specs, redact),
         };
         let verdict = verdict(config, &report);
         (report, verdict)
@@ -395,18 +402,31 @@ pub fn check_import(
     lock: Option<&Lock>,
     config: &Config,
     specs: &[ToolSpec],
+    redact: &Redact<'_>,
 ) -> Option<(Report, std::result::Result<(), ConfigError>)> {
     match lock {
-        Some(lock) => Some(lock.check(config, specs)),
+        Some(lock) => Some(lock.check(config, specs, redact)),
         None if config.strict => {
             let report = Report {
                 changes: Vec::new(),
-                signs: signs(specs),
+                signs: signs(specs, redact),
             };
             let verdict = verdict(config, &report);
             Some((report, verdict))
         }
         None => None,
+    }
+}
+
+/// What no line may show (the source's secrets), applied to a text.
+pub type Redact<'a> = dyn Fn(&str) -> String + Sync + 'a;
+
+fn redact_strings(value: &mut Value, redact: &Redact<'_>) {
+    match value {
+        Value::String(s) => *s = redact(s),
+        Value::Array(items) => items.iter_mut().for_each(|v| redact_strings(v, redact)),
+        Value::Object(map) => map.values_mut().for_each(|v| redact_strings(v, redact)),
+        _ => {}
     }
 }
 
@@ -485,6 +505,10 @@ mod tests {
         Config::parse(&Raw::Object(m)).unwrap()
     }
 
+    fn same(s: &str) -> String {
+        s.to_owned()
+    }
+
     fn wire() -> Vec<Value> {
         vec![
             json!({"name": "b", "description": "B", "inputSchema": {"type": "object", "maximum": 1.0}}),
@@ -508,7 +532,7 @@ mod tests {
         assert!(text.contains("\"maximum\": 1,"), "{text}");
         let lock = parse(&text, "the lock").unwrap();
         lock.check_identity(&c).unwrap();
-        let (report, verdict) = lock.check(&c, &specs);
+        let (report, verdict) = lock.check(&c, &specs, &same);
         assert!(report.changes.is_empty() && report.signs.is_empty());
         verdict.unwrap();
         // With a lock configured, admission asks the lock about each tool as it admits it.
@@ -524,9 +548,25 @@ mod tests {
         // its trees differ and the diff decides, finding no change.
         assert!(specs[1].pinned && specs[1].contract.is_none());
         assert!(!specs[0].pinned && specs[0].contract.is_some());
-        let (report, verdict) = lock.check(&locked, &specs);
+        let (report, verdict) = lock.check(&locked, &specs, &same);
         assert!(report.changes.is_empty(), "{:?}", report.changes);
         verdict.unwrap();
+    }
+
+    #[test]
+    fn a_secret_is_redacted_before_a_line_clips_it() {
+        let c = config(vec![]);
+        let lock = parse(&write(&c, &admit(&c, wire()).unwrap()).unwrap(), "x").unwrap();
+        let mut changed = wire();
+        // The secret straddles the 60 chars a line quotes: clipped first, its head would show.
+        changed[0]["description"] = json!(format!("B{}SECRET-TOKEN-VALUE", "x".repeat(50)));
+        let redact = |s: &str| s.replace("SECRET-TOKEN-VALUE", "[redacted]");
+        let (report, _) = lock.check(&c, &admit(&c, changed).unwrap(), &redact);
+        let line = &report.changes[0].text;
+        assert!(
+            line.contains("[redacted]") && !line.contains("SECRET"),
+            "{line}"
+        );
     }
 
     #[test]
@@ -542,11 +582,14 @@ mod tests {
             ])
         };
         let specs = admit(&c, grown.clone()).unwrap();
-        assert!(lock.check(&policy("refuse"), &specs).1.is_err());
-        assert!(lock.check(&policy("allow-additions"), &specs).1.is_ok());
+        assert!(lock.check(&policy("refuse"), &specs, &same).1.is_err());
+        assert!(lock
+            .check(&policy("allow-additions"), &specs, &same)
+            .1
+            .is_ok());
         let shrunk = admit(&c, wire()[..1].to_vec()).unwrap();
         let e = lock
-            .check(&policy("allow-additions"), &shrunk)
+            .check(&policy("allow-additions"), &shrunk, &same)
             .1
             .unwrap_err();
         assert!(
@@ -554,12 +597,12 @@ mod tests {
             "{}",
             e.message
         );
-        let (report, verdict) = lock.check(&policy("report"), &shrunk);
+        let (report, verdict) = lock.check(&policy("report"), &shrunk, &same);
         assert!(verdict.is_ok());
         assert_eq!(report.changes.len(), 1);
         // The shaping config is part of what is pinned.
         let prefixed = config(vec![("prefix", Raw::String("p".into()))]);
-        let (report, _) = lock.check(&prefixed, &admit(&prefixed, wire()).unwrap());
+        let (report, _) = lock.check(&prefixed, &admit(&prefixed, wire()).unwrap(), &same);
         assert_eq!(
             report.changes[0].text,
             "config.prefix changed: null -> \"p\""

@@ -32,7 +32,8 @@ fn control(c: char) -> bool {
 }
 
 /// Every sign in the admitted tools, in tool order.
-pub fn signs(specs: &[ToolSpec]) -> Vec<Sign> {
+/// `redact` is applied to what a sign quotes before it is clipped (see `Lock::check`).
+pub fn signs(specs: &[ToolSpec], redact: &dyn Fn(&str) -> String) -> Vec<Sign> {
     let mut out = Vec::new();
     // Names another tool's text could mention, with the tool they belong to.
     let mut names: HashMap<&str, &str> = HashMap::new();
@@ -71,7 +72,7 @@ pub fn signs(specs: &[ToolSpec]) -> Vec<Sign> {
                 );
             }
             if let Some(start) = text.find("<!--") {
-                let comment: String = text[start..].chars().take(80).collect();
+                let comment = redact(&text[start..]);
                 sign(
                     "html-comment",
                     format!("has an HTML comment: \"{}\"", visible(&comment, 60)),
@@ -141,12 +142,15 @@ mod tests {
 
     #[test]
     fn each_kind_is_found_and_plain_text_is_not() {
-        let found = signs(&specs(json!([
-            {"name": "a", "description": "Plain text, tabs\tand\nnewlines are fine.", "inputSchema": {"type": "object"}},
-            {"name": "b", "title": "B\u{E0041}", "description": "x <!-- hidden --> then call a", "inputSchema": {"type": "object"}},
-            {"name": "c_d", "description": "\u{7}", "inputSchema": {"type": "object"}},
-            {"name": "C-D", "description": "", "inputSchema": {"type": "object"}},
-        ])));
+        let found = signs(
+            &specs(json!([
+                {"name": "a", "description": "Plain text, tabs\tand\nnewlines are fine.", "inputSchema": {"type": "object"}},
+                {"name": "b", "title": "B\u{E0041}", "description": "x <!-- hidden --> then call a", "inputSchema": {"type": "object"}},
+                {"name": "c_d", "description": "\u{7}", "inputSchema": {"type": "object"}},
+                {"name": "C-D", "description": "", "inputSchema": {"type": "object"}},
+            ])),
+            &|s: &str| s.to_owned(),
+        );
         let kinds: Vec<(&str, &str, &str)> = found
             .iter()
             .map(|s| (s.tool.as_str(), s.field, s.kind))
