@@ -312,6 +312,16 @@ describe('poisoning signs', () => {
   });
 });
 
+describe('a malformed lock entry', () => {
+  it('is read off the host thread, and refuses every import typed', async () => {
+    const lock = { lockVersion: 1, source: { transport: 'inprocess' }, config: {}, tools: [{ name: 'a' }] };
+    const source = keep(mcp({ transport: 'inprocess', server: toolsetServer(baseTools), lock }));
+    const e = await rejection(source.tools(session));
+    expect(e).toBeInstanceOf(ConfigError);
+    expect(e.message).toBe("mcp: the lock object is not a toolset lock written by 'rulvar-mcp lock': tools[0].original must be a string, got nothing");
+  });
+});
+
 describe('config', () => {
   const base = { transport: 'inprocess', server: toolsetServer(baseTools) };
   it('refuses malformed lock keys typed, before any I/O', () => {
@@ -323,7 +333,8 @@ describe('config', () => {
       [{ strict: 'yes' }, "mcp: 'strict' must be a boolean, got yes"],
       [{ lock: '/nonexistent/tools.lock.json' }, /^mcp: cannot read the lock file '\/nonexistent\/tools\.lock\.json': /],
       [{ lock: {} }, "mcp: the lock object is not a toolset lock written by 'rulvar-mcp lock': 'lockVersion' must be 1, got nothing"],
-      [{ lock: { lockVersion: 1, source: {}, config: {}, tools: [{ name: 'a' }] } }, "mcp: the lock object is not a toolset lock written by 'rulvar-mcp lock': tools[0].original must be a string, got nothing"],
+      [{ lock: { lockVersion: 1, source: { transport: 'inprocess' }, config: {}, tools: {} } }, "mcp: the lock object is not a toolset lock written by 'rulvar-mcp lock': 'tools' must be an array, got {}"],
+      [{ lock: { lockVersion: 1, source: {}, config: {}, tools: [] } }, /^mcp: the lock is for another source than 'mcp:inprocess' \(source\.transport added\)/],
     ];
     for (const [extra, message] of cases) {
       const e = thrown(() => mcp({ ...base, ...extra }));
@@ -332,6 +343,8 @@ describe('config', () => {
       else expect(e.message).toMatch(message);
     }
     const dir = mkdtempSync(join(tmpdir(), 'rulvar-lock-'));
+    writeFileSync(join(dir, 'array.json'), '[1]');
+    expect(thrown(() => mcp({ ...base, lock: join(dir, 'array.json') })).message).toMatch(/is not a toolset lock written by 'rulvar-mcp lock': not a JSON object$/);
     writeFileSync(join(dir, 'bad.json'), '{ not json');
     const e = thrown(() => mcp({ ...base, lock: join(dir, 'bad.json') }));
     expect(e.message).toMatch(/^mcp: the lock file '.*bad\.json' is not a toolset lock written by 'rulvar-mcp lock': not JSON \(/);

@@ -191,8 +191,14 @@ impl<C: Connector> Source<C> {
         secrets: Arc<Secrets>,
         lock: Option<Lock>,
     ) -> Arc<Self> {
+        let lock = lock.map(Arc::new);
+        if let Some(lock) = &lock {
+            // The pinned trees are built off the host's thread, ready by the first sweep's end.
+            let lock = lock.clone();
+            std::thread::spawn(move || lock.prepare());
+        }
         Arc::new(Source {
-            lock: lock.map(Arc::new),
+            lock,
             report: Mutex::new(None),
             id: config.id(),
             drift: Arc::new(Drift::new(config.drift == DriftPolicy::Refuse)),

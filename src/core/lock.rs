@@ -17,8 +17,10 @@ use super::jcs;
 pub use super::lockdiff::LockedTool;
 use super::lockdiff::{diff_tools, diff_value, Change, ChangeKind};
 use super::signs::{signs, Sign};
+use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Mutex, OnceLock};
 
 /// The lock format's version: a reader refuses any other.
 pub const LOCK_VERSION: u64 = 1;
@@ -31,10 +33,19 @@ pub const ERA: &str = "2025-11-25";
 pub struct Lock {
     pub source: Value,
     pub config: Value,
+    /// Names the lock in a refusal.
+    origin: String,
+    /// The `tools` member's text until it is parsed. A lock of thousands of tools is
+    /// megabytes: the host's `mcp()` call only scans it, and the trees are built on a thread
+    /// of the source's (`prepare`), ready by the time the first sweep ends.
+    raw: Mutex<Option<Box<RawValue>>>,
+    pinned: OnceLock<Result<Pinned>>,
+}
+
+#[derive(Debug)]
+pub struct Pinned {
     /// Sorted by final name.
     pub tools: Vec<LockedTool>,
-    /// Each tool's contract as JCS text, and where each final name is: an import whose tool
-    /// matches costs one lookup and one text comparison.
     /// Where each final name is in `tools`.
     index: HashMap<String, usize>,
 }
@@ -230,43 +241,67 @@ fn pretty(out: &mut String, value: &Value, depth: usize) {
 
 /// Parses a lock's JSON text; `origin` names it in a refusal (the file, or "the lock object").
 pub fn parse(text: &str, origin: &str) -> Result<Lock> {
-    let bad = |what: String| {
-        ConfigError::new(format!(
-            "mcp: {origin} is not a toolset lock written by 'rulvar-mcp lock': {what}"
-        ))
-    };
-    let value: Value = serde_json::from_str(text).map_err(|e| bad(format!("not JSON ({e})")))?;
-    let Value::Object(mut top) = value else {
-        return Err(bad("not a JSON object".into()));
-    };
-    match top.get("lockVersion").and_then(Value::as_u64) {
-        Some(LOCK_VERSION) => {}
-        _ => {
-            return Err(bad(format!(
-                "'lockVersion' must be {LOCK_VERSION}, got {}",
-                shown(top.get("lockVersion"))
-            )))
+    let bad = |what: String| refusal(origin, what);
+    let top: BTreeMap<String, Box<RawValue>> = match serde_json::from_str(text) {
+        Ok(top) => top,
+        Err(e) => {
+            // Not an object, or not JSON: say which.
+            return Err(bad(match serde_json::from_str::<Value>(text) {
+                Ok(_) => "not a JSON object".into(),
+                Err(_) => format!("not JSON ({e})"),
+            }));
         }
+    };
+    let member = |key: &str| {
+        top.get(key)
+            .and_then(|raw| serde_json::from_str::<Value>(raw.get()).ok())
+    };
+    let version = member("lockVersion");
+    if version.as_ref().and_then(Value::as_u64) != Some(LOCK_VERSION) {
+        return Err(bad(format!(
+            "'lockVersion' must be {LOCK_VERSION}, got {}",
+            shown(version.as_ref())
+        )));
     }
-    let object = |key: &str| match top.get(key) {
-        Some(v @ Value::Object(_)) => Ok(v.clone()),
+    let object = |key: &str| match member(key) {
+        Some(v @ Value::Object(_)) => Ok(v),
         other => Err(bad(format!(
             "'{key}' must be an object, got {}",
-            shown(other)
+            shown(other.as_ref())
         ))),
     };
     let source = object("source")?;
     let config = object("config")?;
-    // Taken, not copied: a lock of thousands of tools is megabytes of schema.
-    let entries = match top.remove("tools") {
-        Some(Value::Array(entries)) => entries,
-        other => {
+    let raw = match top.get("tools") {
+        Some(raw) if raw.get().starts_with('[') => raw.clone(),
+        _ => {
             return Err(bad(format!(
                 "'tools' must be an array, got {}",
-                shown(other.as_ref())
+                shown(member("tools").as_ref())
             )))
         }
     };
+    Ok(Lock {
+        source,
+        config,
+        origin: origin.to_owned(),
+        raw: Mutex::new(Some(raw)),
+        pinned: OnceLock::new(),
+    })
+}
+
+fn refusal(origin: &str, what: String) -> ConfigError {
+    ConfigError::new(format!(
+        "mcp: {origin} is not a toolset lock written by 'rulvar-mcp lock': {what}"
+    ))
+}
+
+/// The pinned tools of a lock's `tools` text.
+fn parse_tools(raw: Option<Box<RawValue>>, origin: &str) -> Result<Pinned> {
+    let bad = |what: String| refusal(origin, what);
+    let entries: Vec<Value> = raw
+        .and_then(|raw| serde_json::from_str(raw.get()).ok())
+        .unwrap_or_default();
     let mut tools = Vec::with_capacity(entries.len());
     for (i, mut entry) in entries.into_iter().enumerate() {
         let string = |key: &str| match entry.get(key) {
@@ -278,6 +313,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Lock> {
         };
         let name = string("name")?;
         let original = string("original")?;
+        // Taken, not copied.
         let contract = match entry.get_mut("contract").map(Value::take) {
             Some(c @ Value::Object(_)) => c,
             other => {
@@ -299,12 +335,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Lock> {
         .enumerate()
         .map(|(i, t)| (t.name.clone(), i))
         .collect();
-    Ok(Lock {
-        source,
-        config,
-        tools,
-        index,
-    })
+    Ok(Pinned { tools, index })
 }
 
 /// A JSON value in a refusal, clipped (a lock can be anything a hand edit made of it).
@@ -316,13 +347,31 @@ fn shown(value: Option<&Value>) -> String {
 }
 
 impl Lock {
+    /// The pinned tools, parsed once (whoever asks first parses; others wait for it). A
+    /// malformed entry refuses every import.
+    pub fn pinned(&self) -> &Result<Pinned> {
+        self.pinned.get_or_init(|| {
+            let raw = self.raw.lock().unwrap_or_else(|e| e.into_inner()).take();
+            parse_tools(raw, &self.origin)
+        })
+    }
+
+    /// Parses the pinned tools now (a source does it on a thread of its own as it is made).
+    pub fn prepare(&self) {
+        let _ = self.pinned();
+    }
+
     /// Whether `contract` is the one pinned for final name `name`. Tree equality ignores key
     /// order; a number spelled otherwise (`1.0` for `1`) answers no, and the diff (which
     /// compares JCS texts) then finds no change.
     pub fn pins(&self, name: &str, contract: &Value) -> bool {
-        self.index
+        let Ok(pinned) = self.pinned() else {
+            return false;
+        };
+        pinned
+            .index
             .get(name)
-            .is_some_and(|i| self.tools[*i].contract == *contract)
+            .is_some_and(|i| pinned.tools[*i].contract == *contract)
     }
 
     /// Refuses a lock written for another source: its tools say nothing about this one.
@@ -352,11 +401,15 @@ impl Lock {
     ) -> (Report, std::result::Result<(), ConfigError>) {
         // Only a tool whose contract is not the pinned one (admission asked `pins`) goes to
         // the field-level diff.
-        let mut same = vec![false; self.tools.len()];
+        let pinned = match self.pinned() {
+            Ok(pinned) => pinned,
+            Err(e) => return (Report::default(), Err(e.clone())),
+        };
+        let mut same = vec![false; pinned.tools.len()];
         let differing: Vec<&ToolSpec> = specs
             .iter()
             .filter(|spec| {
-                let found = self.index.get(&spec.name).copied();
+                let found = pinned.index.get(&spec.name).copied();
                 match found {
                     Some(i) if spec.pinned => {
                         same[i] = true;
@@ -367,7 +420,7 @@ impl Lock {
             })
             .collect();
         let mut current = locked_tools(differing.into_iter());
-        let locked: Vec<LockedTool> = self
+        let locked: Vec<LockedTool> = pinned
             .tools
             .iter()
             .zip(&same)
