@@ -152,6 +152,70 @@ interface McpCommonConfig {
    * @default 'auto'
    */
   protocol?: 'auto' | '2025-11-25' | '2026-07-28';
+  /**
+   * A toolset lock (`rulvar-mcp lock` writes one): its file path (read once, at construction) or
+   * the parsed object. Every import (the first and each after a `listChanged`) is checked against
+   * it under `lockPolicy`; a lock of another source identity is refused with a `ConfigError`.
+   * @default none: imports are not checked
+   */
+  lock?: string | ToolsetLock;
+  /**
+   * What an import that differs from `lock` does: `'refuse'` (a `ConfigError` naming every
+   * change), `'allow-additions'` (new tools admitted; a changed, renamed or removed tool refuses),
+   * `'report'` (the import proceeds; {@link McpToolSource.lockReport} has the changes).
+   * @default 'refuse'
+   */
+  lockPolicy?: 'refuse' | 'allow-additions' | 'report';
+  /**
+   * Refuse an import that shows a poisoning sign in a title or description (invisible or
+   * bidirectional characters, an HTML comment, naming another admitted tool, names differing
+   * only by case or separators). Signs are reported whenever `lock` or `strict` is set.
+   * @default false
+   */
+  strict?: boolean;
+}
+
+/** A toolset lock file as `rulvar-mcp lock` writes it (sorted keys, one tool per block). */
+export interface ToolsetLock {
+  lockVersion: 1;
+  /** The protocol era the contracts were listed in. */
+  era: string;
+  /** Who the lock is for: command, args and env keys (stdio); URL and OAuth issuer (HTTP). */
+  source: Record<string, unknown>;
+  /** The config that shaped the import: allow, deny, prefix, risk, approval. */
+  config: Record<string, unknown>;
+  toolsetHash: string;
+  tools: Array<{
+    name: string;
+    original: string;
+    contractHash: string;
+    /** As the server sent it: name (original), title, description, schemas, annotations. */
+    contract: Record<string, unknown>;
+  }>;
+}
+
+/** One difference between an import and its lock; `text` is the line refusals and `rulvar-mcp diff` show. */
+export interface LockChange {
+  kind: 'added' | 'removed' | 'changed' | 'renamed' | 'config';
+  /** The tool's final name (the new one for a rename); null for a config change. */
+  tool: string | null;
+  text: string;
+}
+
+/** A sign of tool poisoning in an imported title or description; reported, never altered. */
+export interface PoisoningSign {
+  tool: string;
+  field: 'title' | 'description' | 'name';
+  kind: 'invisible-character' | 'html-comment' | 'names-other-tool' | 'confusable-name';
+  text: string;
+}
+
+/** What the latest import's check found. */
+export interface LockReport {
+  /** The lock policy; null when only `strict` is set. */
+  policy: 'refuse' | 'allow-additions' | 'report' | null;
+  changes: LockChange[];
+  signs: PoisoningSign[];
 }
 
 /**
@@ -351,6 +415,11 @@ export interface McpToolSource extends ToolSource {
   /** Idempotent; resolves once the connection (and any child process) is gone. */
   close(): Promise<void>;
   describeRegulatedPosture(): McpSourceRegulatedPosture;
+  /**
+   * What the latest import's check against `lock` (and for poisoning signs) found, a refused
+   * import included; null before any import and when neither `lock` nor `strict` is set.
+   */
+  lockReport(): LockReport | null;
   /** `close()`, so `await using source = mcp(config)` closes the source when the block ends. */
   [Symbol.asyncDispose](): Promise<void>;
 }
@@ -455,3 +524,9 @@ export declare function validateJson(schema: unknown, value: unknown): Validatio
  * schemas are both validated, and for a ToolDef this package did not make.
  */
 export declare function unvalidatedReasons(def: object): { input?: string; output?: string } | undefined;
+
+/**
+ * The toolset lock's text (what `rulvar-mcp lock` writes) for what `source` imports now; it
+ * imports first when it has not yet. Pass the text's file path, or the parsed object, as `lock`.
+ */
+export declare function lockText(source: McpToolSource): Promise<string>;

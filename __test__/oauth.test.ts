@@ -463,7 +463,7 @@ describe('http.oauth', () => {
   });
 });
 
-// Every URL, scheme, origin and issuer a server hands over is untrusted until checked (issue 21).
+// Every URL, scheme, origin and issuer a server hands over is untrusted until checked.
 describe('http.oauth: a hostile server cannot steer it', () => {
   const counting = (calls: string[]) => {
     const authorize = browser();

@@ -3,7 +3,10 @@ import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { toolsetHash } from '../lib/index.mjs';
+import { lockText, mcp, toolsetHash } from '../lib/index.mjs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { addonSource, sdkSource } from './clients.mjs';
 import { rawSource } from './raw-client.mjs';
 import { sdkServer } from './servers/sdk-server.mjs';
@@ -127,6 +130,25 @@ async function main() {
     const m1 = await settle();
     if (kept.length !== spec.cycles + 50) throw new Error('a cycle did not connect');
     return { ms, heapMb: (m1.heapUsed - m0.heapUsed) / 2 ** 20, rssMb: (m1.rss - m0.rss) / 2 ** 20 };
+  }
+  if (op === 'lockImport') {
+    // A cold import with or without checking it against its lock (written by a source of its
+    // own first, not measured). `mcpMs`: what reading and parsing the lock adds to mcp().
+    const t = await target(spec.transport, spec.tools);
+    const config = { transport: 'stdio', command: t.command, args: t.args, env: t.env };
+    const file = join(mkdtempSync(join(tmpdir(), 'rulvar-bench-')), 'tools.lock.json');
+    const writer = mcp(config);
+    writeFileSync(file, await lockText(writer));
+    await writer.close();
+    gc();
+    const m0 = performance.now();
+    const source = mcp(spec.lock ? { ...config, lock: file } : config);
+    const mcpMs = performance.now() - m0;
+    const t0 = performance.now();
+    const defs = await source.tools({ runId: 'bench' });
+    const ms = performance.now() - t0;
+    await source.close();
+    return { ms, mcpMs, tools: defs.length };
   }
   const t = await target(spec.transport, spec.tools ?? 10);
   const source = open(t);

@@ -37,6 +37,16 @@ const fmt = (x) => (Math.abs(x) >= 100 ? x.toFixed(0) : x.toFixed(2));
 const started = Date.now();
 // 1. Cold import.
 for (const tools of [10, 1000, 5000]) compare(`cold import, ${tools} tools (SDK stdio server)`, { op: 'import', transport: 'stdio-sdk', tools }, 'ms', 'ms', 'lower', true);
+// 1b. The toolset lock: the same cold import checked against its lock, the addon against itself.
+{
+  const spec = { op: 'lockImport', transport: 'stdio-sdk', tools: 5000, impl: 'addon' };
+  const plain = measure({ ...spec, lock: false });
+  const locked = measure({ ...spec, lock: true });
+  const label = 'cold import, 5000 tools, checked against its lock (baseline: no lock)';
+  rows.push({ label, metric: 'ms', unit: 'ms', better: 'lower', baseline: plain.ms, addon: locked.ms, ratio: locked.ms / plain.ms, base: plain, addonAll: locked });
+  console.log(`${label.padEnd(44)} ms           baseline ${fmt(plain.ms)} addon ${fmt(locked.ms)} ratio ${(locked.ms / plain.ms).toFixed(2)}`);
+  extra(rows[rows.length - 1], 'mcpMs', 'ms (mcp() reading the lock)', 'lower');
+}
 // 2. Latency and throughput per transport and concurrency.
 const callCounts = { 'stdio-fast': 20000, 'stdio-sdk': 10000, http: 2000, inprocess: 10000 };
 for (const transport of ['stdio-fast', 'stdio-sdk', 'http', 'inprocess']) {

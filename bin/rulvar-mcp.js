@@ -4,7 +4,10 @@
 // rulvar-mcp: shows what an engine would import from an MCP server, and calls one tool.
 //   rulvar-mcp inspect [target] [config flags] [--json]
 //   rulvar-mcp call <tool> [json] [target] [config flags] [--json]
-// Exit codes: 0 done, 1 a failed connect or call, 2 a refused config (or usage).
+//   rulvar-mcp lock [target] [config flags] [--out FILE]
+//   rulvar-mcp diff <lockfile> [target] [config flags] [--json]
+// Exit codes: 0 done (diff: no change from the lock), 1 a failed connect or call (diff: the
+// import differs from the lock), 2 a refused config (or usage, or a lock of another source).
 const { parseArgs } = require('node:util');
 const path = require('node:path');
 const fs = require('node:fs');
@@ -12,9 +15,12 @@ const http = require('node:http');
 const os = require('node:os');
 const crypto = require('node:crypto');
 const api = require('../lib/index.js');
-const { unvalidatedReasons } = require('../lib/source.js');
+const { unvalidatedReasons, lockTextOf } = require('../lib/source.js');
 
-const USAGE = `usage: rulvar-mcp inspect|call <tool> [json] [options]
+const USAGE = `usage: rulvar-mcp inspect|call <tool> [json]|lock|diff <lockfile> [options]
+  lock                        writes the toolset lock of the import (stdout, or --out FILE)
+  diff <lockfile>             what the import changes from the lock, field by field (exit 1
+                              when it differs); the same lines mcp({ lock }) refuses with
 targets (default: the embedded example server, examples/server.mjs, over stdio):
   --stdio "<cmd> <args...>"   spawn a stdio server (no shell; quotes group words)
   --http <url>                a streamable-HTTP server; --header K=V (repeatable)
@@ -26,8 +32,9 @@ config:
   --allow a,b  --deny a,b  --prefix p  --risk name=label  --approval[=a,b]
   --max-tools N  --max-pages N  --max-schema-bytes N  --require-bounds
   --connect-ms N  --list-ms N  --call-ms N  --discovery-ms N  --drift rekey|refuse
-  --env K=V  --cwd dir  --stderr inherit|ignore|pipe
+  --env K=V  --cwd dir  --stderr inherit|ignore|pipe  --strict
 output:
+  --out FILE                  lock: write the lock to FILE
   --json                      machine-readable output on stdout`;
 
 const OPTIONS = {
@@ -56,6 +63,8 @@ const OPTIONS = {
   env: { type: 'string', multiple: true },
   cwd: { type: 'string' },
   stderr: { type: 'string' },
+  strict: { type: 'boolean' },
+  out: { type: 'string' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 };
@@ -259,6 +268,7 @@ function buildConfig(v) {
   }
   if (v['require-bounds']) config.requireBounds = true;
   if (v.drift !== undefined) config.drift = v.drift;
+  if (v.strict) config.strict = true;
   return config;
 }
 
@@ -338,6 +348,31 @@ async function call(source, toolName, inputText, json) {
   else console.log(typeof result === 'string' ? result : JSON.stringify(result, null, 2));
 }
 
+async function lock(source, out) {
+  const text = await connecting(source, () => lockTextOf(source));
+  if (out === undefined) {
+    process.stdout.write(text);
+    return;
+  }
+  fs.writeFileSync(out, text);
+  const written = JSON.parse(text);
+  console.log(`wrote ${out}: ${written.tools.length} tool(s) of ${source.id}, toolsetHash ${written.toolsetHash}`);
+}
+
+async function diff(source, lockFile, json) {
+  await connecting(source, () => source.tools({ runId: 'rulvar-mcp' }));
+  const report = source.lockReport();
+  if (json) {
+    console.log(JSON.stringify({ source: source.id, lock: lockFile, changes: report.changes, signs: report.signs }, null, 2));
+  } else {
+    if (report.changes.length === 0) console.log(`${source.id}: no change from ${lockFile}`);
+    else console.log(`${source.id}: ${report.changes.length} change(s) from ${lockFile}`);
+    for (const change of report.changes) console.log(`  ${change.text}`);
+    for (const sign of report.signs) console.log(`  poisoning sign: ${sign.text}`);
+  }
+  return report.changes.length === 0 ? 0 : 1;
+}
+
 /** A progress line on stderr while connecting, only for a person at a terminal. */
 async function connecting(source, work) {
   if (!process.stderr.isTTY) return work();
@@ -374,17 +409,29 @@ async function main(argv) {
   let source;
   let listener = null;
   try {
-    if (command !== 'inspect' && command !== 'call') throw new UsageError(`unknown command '${command}'`);
+    if (!['inspect', 'call', 'lock', 'diff'].includes(command)) throw new UsageError(`unknown command '${command}'`);
+    if (values.out !== undefined && command !== 'lock') throw new UsageError('--out is an option of lock');
     const config = buildConfig(values);
+    if (command === 'diff') {
+      if (rest[0] === undefined) throw new UsageError('diff needs the lock file');
+      config.lock = rest[0];
+      config.lockPolicy = 'report';
+    }
     listener = await addOAuth(config, values);
     source = api.mcp(config);
     if (command === 'inspect') await inspect(source, config, values.json);
+    else if (command === 'lock') await lock(source, values.out);
+    else if (command === 'diff') return await diff(source, rest[0], values.json);
     else await call(source, rest[0], rest[1], values.json);
     return 0;
   } catch (err) {
     const code = exitCodeOf(err);
     if (err instanceof UsageError) console.error(`rulvar-mcp: ${err.message}\n${USAGE}`);
     else console.error(`rulvar-mcp: ${String(err.message).split('\n')[0]}`);
+    // A refusal that lists what it refuses (a lock's changes, poisoning signs) shows the list.
+    if (!(err instanceof UsageError) && /\n  /.test(String(err.message))) {
+      for (const line of String(err.message).split('\n').slice(1)) console.error(line);
+    }
     return code;
   } finally {
     if (source) await source.close();

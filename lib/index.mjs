@@ -14,5 +14,6 @@ export const {
   resolveToolset,
   validateJson,
   unvalidatedReasons,
+  lockText,
 } = pkg;
 export default pkg;

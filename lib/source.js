@@ -89,6 +89,30 @@ function weakHooks(target) {
   return hooks;
 }
 
+// Each source's way to the lock text of its current import (`rulvar-mcp lock`), kept off the
+// source object, whose members are the engine's.
+const lockWriters = new WeakMap();
+
+/** The lock file's text for what `source` imports now (it imports first if it has not). */
+function lockTextOf(source) {
+  const write = lockWriters.get(source);
+  if (write === undefined) return Promise.reject(new TypeError('lockText: not a source made by mcp()'));
+  return write();
+}
+
+/** `lock` given as the parsed object: its JSON text for the native side (a path is read there). */
+function lockTextFor(config) {
+  if (config === null || typeof config !== 'object') return undefined;
+  const lock = config.lock;
+  if (lock === null || typeof lock !== 'object' || Array.isArray(lock)) return undefined;
+  try {
+    return JSON.stringify(lock);
+  } catch {
+    // The native side refuses an object lock that came without its text.
+    return undefined;
+  }
+}
+
 function createSource(native, HostConfigError, config) {
   let nativeSource = null;
   const isObject = config !== null && typeof config === 'object';
@@ -157,7 +181,7 @@ function createSource(native, HostConfigError, config) {
     ...oauthHooks,
   };
   try {
-    nativeSource = new native.NativeSource(config, weakHooks(hooks));
+    nativeSource = new native.NativeSource(config, { ...weakHooks(hooks), lockText: lockTextFor(config) });
   } catch (err) {
     throw adopt(HostConfigError, err);
   }
@@ -276,7 +300,7 @@ function createSource(native, HostConfigError, config) {
     const snapshot = await nativeSource.tools();
     if (cache !== null && cache.key === snapshot.key) return cache.defs;
     const defs = buildDefs(snapshot);
-    cache = { key: snapshot.key, defs };
+    cache = { key: snapshot.key, defs, snapshot };
     return defs;
   }
 
@@ -317,7 +341,22 @@ function createSource(native, HostConfigError, config) {
     describeRegulatedPosture() {
       return describePosture(config, id);
     },
+    // What the latest import's check against `lock` (and for poisoning signs) found; null
+    // before any import, or when neither `lock` nor `strict` is set. Touches no wire.
+    lockReport() {
+      const text = nativeSource.lockReport();
+      return text == null ? null : JSON.parse(text);
+    },
   };
+  lockWriters.set(source, async () => {
+    const defs = await tools();
+    if (cache === null || cache.defs !== defs) throw new Error(`mcp: the tool list of '${id}' changed while its lock was written`);
+    try {
+      return cache.snapshot.lockText();
+    } catch (err) {
+      throw adopt(HostConfigError, err);
+    }
+  });
   // So `await using source = mcp(config)` closes it when the block ends. Node defines the symbol
   // from 20.4 on; on a runtime without it the member is left out rather than named "undefined".
   if (typeof Symbol.asyncDispose === 'symbol') {
@@ -326,4 +365,4 @@ function createSource(native, HostConfigError, config) {
   return source;
 }
 
-module.exports = { createSource, unvalidatedReasons };
+module.exports = { createSource, unvalidatedReasons, lockTextOf };

@@ -11,6 +11,7 @@ use crate::core::error::{with_diagnostics, ConfigError, Failure, OAuthFailure};
 use crate::core::headers;
 use crate::core::jcs::{format_f64, write_string};
 use crate::core::lite::{self, RawObject};
+use crate::core::lock::{Lock, Report};
 use crate::core::result::{map_raw_result, map_result};
 use crate::core::secrets::Secrets;
 use crate::core::sweep::{sweep, PageError, SweepBounds, SweepError};
@@ -22,6 +23,8 @@ use serde_json::{json, Value};
 use std::fmt::Write;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
+
+mod lock;
 
 /// The SDK's default request timeout, used where the config declares none.
 pub const DEFAULT_TIMEOUT_MS: f64 = 60_000.0;
@@ -254,6 +257,10 @@ pub struct Source<C: Connector> {
     live: Mutex<Live>,
     /// What no failure message may show (a server can echo a header or env value).
     secrets: Arc<Secrets>,
+    /// The toolset lock every import is checked against (`lock`), if any.
+    lock: Option<Arc<Lock>>,
+    /// What the latest import's check found (a lock or `strict` in use), for `lockReport()`.
+    report: Mutex<Option<Report>>,
 }
 
 fn ms(v: Option<f64>) -> f64 {
@@ -268,8 +275,21 @@ fn duration(ms: f64) -> Duration {
 type Error<C> = SourceError<<C as Connector>::HostError>;
 
 impl<C: Connector> Source<C> {
-    pub fn new(config: Arc<Config>, connector: Arc<C>, secrets: Arc<Secrets>) -> Arc<Self> {
+    pub fn new(
+        config: Arc<Config>,
+        connector: Arc<C>,
+        secrets: Arc<Secrets>,
+        lock: Option<Lock>,
+    ) -> Arc<Self> {
+        let lock = lock.map(Arc::new);
+        if let Some(lock) = &lock {
+            // The pinned trees are built off the host's thread, ready by the first sweep's end.
+            let lock = lock.clone();
+            std::thread::spawn(move || lock.prepare());
+        }
         Arc::new(Source {
+            lock,
+            report: Mutex::new(None),
             id: config.id(),
             drift: Arc::new(Drift::new(config.drift == DriftPolicy::Refuse)),
             config,
@@ -325,7 +345,12 @@ impl<C: Connector> Source<C> {
         let (pages, admitting) = std::sync::mpsc::channel::<(u64, Vec<Value>)>();
         let sweep_failed = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let modern = matches!(conn.era.get(), Some(Era::Modern { .. }));
-        let mut admission = Admission::new(self.config.clone(), sweep_failed.clone(), modern);
+        let pins = self.lock.clone().map(|lock| {
+            Arc::new(move |name: &str, contract: &Value| lock.pins(name, contract))
+                as crate::core::admit::Pinned
+        });
+        let mut admission =
+            Admission::new(self.config.clone(), sweep_failed.clone(), modern).pinned_by(pins);
         let admission = tokio::task::spawn_blocking(move || {
             for (page, tools) in admitting {
                 admission.page(page, tools);
@@ -352,6 +377,9 @@ impl<C: Connector> Source<C> {
                 AdmissionError::Sweep(e) => e,
                 AdmissionError::Refused(r) => SourceError::Refused(r),
             })?;
+        // The lock is checked here, on every import (a listChanged makes the next tools() sweep
+        // again), never per call. Off the async workers: a big toolset is real CPU work.
+        let tools = self.check_lock(tools).await?;
         let snapshot = Arc::new(Snapshot {
             generation,
             tools,
@@ -684,6 +712,7 @@ impl<C: Connector> Source<C> {
             }
         }
         state.snapshot = None;
+        *self.report.lock().unwrap_or_else(|e| e.into_inner()) = None;
         self.drift.reset();
     }
 }

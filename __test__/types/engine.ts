@@ -4,13 +4,16 @@ import {
   OAuthError,
   createMcp,
   mcp,
+  lockText,
   resolveToolset,
   toolsetHash,
   validateJson,
   type McpConfig,
   type McpStrictConfig,
   type McpSourceRegulatedPosture,
+  type LockReport,
   type McpToolSource,
+  type ToolsetLock,
   type ResolvedToolset,
   type ToolContext,
   type ToolDef,
@@ -95,6 +98,20 @@ export const crossed: McpStrictConfig = { transport: 'stdio', command: 'x', url:
 
 // @ts-expect-error stdio extension keys are stdio-only (strict config)
 export const envOverHttp: McpStrictConfig = { transport: 'streamable-http', url: 'https://x', env: { A: 'b' } };
+
+// The toolset lock: a path or the parsed lock, a policy, strict.
+export const locked: McpStrictConfig = { transport: 'stdio', command: 'x', lock: 'tools.lock.json', lockPolicy: 'allow-additions', strict: true };
+export function lockedByObject(lock: ToolsetLock): McpStrictConfig {
+  return { transport: 'streamable-http', url: 'https://x', lock, lockPolicy: 'report' };
+}
+export async function lockOf(source: McpToolSource): Promise<string[]> {
+  const text: string = await lockText(source);
+  const report: LockReport | null = source.lockReport();
+  return [text, ...(report?.changes.map((c) => `${c.kind}: ${c.text}`) ?? []), ...(report?.signs.map((s) => s.kind) ?? [])];
+}
+
+// @ts-expect-error lock policies are a closed set
+export const badPolicy: McpConfig = { transport: 'stdio', command: 'x', lock: 'f', lockPolicy: 'warn' };
 
 // @ts-expect-error risk labels are a closed set
 export const badRisk: McpConfig = { transport: 'stdio', command: 'x', risk: { a: 'dangerous' } };

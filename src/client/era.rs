@@ -21,6 +21,14 @@ pub enum Era {
 }
 
 impl Era {
+    /// The revision spoken.
+    pub fn version(&self) -> &str {
+        match self {
+            Era::Legacy(v) => v,
+            Era::Modern { .. } => MODERN,
+        }
+    }
+
     /// What `server/discover` answered, if it names this client's modern revision.
     pub fn from_discover(result: &Value) -> Option<Era> {
         let speaks = result

@@ -9,7 +9,7 @@
 //! So each kind of refusal is collected separately and the earliest kind wins at the end.
 
 use super::canonical::{canonicalize, certainly_canonical};
-use super::config::Config;
+use super::config::{Config, LockSource};
 use super::dialect::unresolvable_reference;
 use super::error::ConfigError;
 use super::headers::{declarations, ParamHeader};
@@ -34,6 +34,15 @@ pub struct ToolSpec {
     pub output: Option<Compiled>,
     /// The arguments a modern HTTP request mirrors into headers (`x-mcp-header`).
     pub headers: Vec<ParamHeader>,
+    /// What the ToolDef leaves out but a toolset lock pins (core/lock.rs): moved out of the
+    /// wire object, never copied.
+    pub title: Option<Value>,
+    pub annotations: Option<Value>,
+    /// When a lock is checked and the tool's contract is not the pinned one: the contract as
+    /// a lock holds it (`lock::LockedTool`), trees kept from the wire for the diff.
+    pub contract: Option<Box<Value>>,
+    /// The contract is exactly the one the lock pins (so `contract` is not kept).
+    pub pinned: bool,
 }
 
 /// The admission of one sweep, fed page by page.
@@ -49,7 +58,13 @@ pub struct Admission {
     /// A modern connection: `x-mcp-header` declares headers, and a tool whose declarations
     /// break its rules is left out.
     modern: bool,
+    /// Whether a tool's contract (final name, contract tree) is the one a lock pins
+    /// (`Lock::pins`): asked here, while the sweep still runs, rather than after it.
+    pinned: Option<Pinned>,
 }
+
+/// See `Admission::pinned`.
+pub type Pinned = Arc<dyn Fn(&str, &Value) -> bool + Send + Sync>;
 
 impl Admission {
     /// `sweep_failed` is set by the sweep when it fails, so the pages still to come get only
@@ -63,7 +78,14 @@ impl Admission {
             tool_refusal: None,
             sweep_failed,
             modern,
+            pinned: None,
         }
+    }
+
+    /// Checks each admitted tool against a lock as it is admitted (see `ToolSpec::contract`).
+    pub fn pinned_by(mut self, pinned: Option<Pinned>) -> Self {
+        self.pinned = pinned;
+        self
     }
 
     /// Admits page `page` (1-based) of wire tools.
@@ -144,13 +166,42 @@ impl Admission {
             }
         }
         // Serialized once: the validator cache's key and the text the JS side parses.
-        let input = Compiled::with_text(&parameters, exact_text(&parameters), Use::Input);
-        let output = output_schema.map(|s| Compiled::with_text(&s, exact_text(&s), Use::Output));
+        let title = map.remove("title");
+        let annotations = map.remove("annotations");
         let description = match map.get("description") {
             Some(Value::String(d)) => d.clone(),
             _ => String::new(),
         };
+        let input = Compiled::with_text(&parameters, exact_text(&parameters), Use::Input);
+        let output = output_schema
+            .as_ref()
+            .map(|s| Compiled::with_text(s, exact_text(s), Use::Output));
+        let contract = (config.lock != LockSource::None).then(|| {
+            let mut c = serde_json::Map::with_capacity(6);
+            c.insert("name".into(), Value::String(original.clone()));
+            if let Some(t) = &title {
+                c.insert("title".into(), t.clone());
+            }
+            c.insert("description".into(), Value::String(description.clone()));
+            c.insert("inputSchema".into(), parameters);
+            if let Some(o) = output_schema {
+                c.insert("outputSchema".into(), o);
+            }
+            if let Some(a) = &annotations {
+                c.insert("annotations".into(), a.clone());
+            }
+            Value::Object(c)
+        });
+        let pinned = match (&contract, &self.pinned) {
+            (Some(c), Some(pins)) => pins(&name, c),
+            _ => false,
+        };
+        let contract = contract.filter(|_| !pinned).map(Box::new);
         self.tools.push(ToolSpec {
+            title,
+            annotations,
+            contract,
+            pinned,
             needs_approval: config.needs_approval(&original),
             risk: config.risk.get(&original).cloned(),
             name,

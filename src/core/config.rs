@@ -13,7 +13,7 @@ use std::collections::HashMap;
 
 pub const BOUND_KEYS: [&str; 3] = ["maxTools", "maxPages", "maxSchemaBytes"];
 pub const TIMEOUT_KEYS: [&str; 4] = ["connectMs", "listMs", "callMs", "discoveryMs"];
-pub const TOP_LEVEL_KEYS: [&str; 22] = [
+pub const TOP_LEVEL_KEYS: [&str; 25] = [
     "transport",
     "command",
     "args",
@@ -35,6 +35,11 @@ pub const TOP_LEVEL_KEYS: [&str; 22] = [
     "env",
     "cwd",
     "stderr",
+    // The toolset lock: the lock, what a difference from it does, and whether a
+    // poisoning sign refuses.
+    "lock",
+    "lockPolicy",
+    "strict",
     // `id` is read-only output, but hosts spread a source's config back into mcp() at times.
     "id",
 ];
@@ -56,6 +61,38 @@ pub fn wait_of(ms: f64) -> std::time::Duration {
 pub enum Drift {
     Rekey,
     Refuse,
+}
+
+/// `lockPolicy`: what an import that differs from the lock does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LockPolicy {
+    /// Any difference refuses the import.
+    Refuse,
+    /// Tools the lock lacks are admitted; a changed or removed one refuses.
+    AllowAdditions,
+    /// The import proceeds; the differences are reported to the host.
+    Report,
+}
+
+impl LockPolicy {
+    pub fn name(self) -> &'static str {
+        match self {
+            LockPolicy::Refuse => "refuse",
+            LockPolicy::AllowAdditions => "allow-additions",
+            LockPolicy::Report => "report",
+        }
+    }
+}
+
+/// `lock`: where the lock comes from. Its text is read and checked by the node layer
+/// (`core::lock` parses it), so the config only says which kind the host gave.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LockSource {
+    None,
+    /// A path to the lock file (read once, at construction).
+    Path(String),
+    /// The parsed lock object itself.
+    Object,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -123,6 +160,10 @@ pub struct Config {
     pub timeouts: Timeouts,
     pub drift: Drift,
     pub protocol: Protocol,
+    pub lock: LockSource,
+    pub lock_policy: LockPolicy,
+    /// `strict`: a poisoning sign in a description or title refuses the import.
+    pub strict: bool,
 }
 
 /// `protocol`: which era the connection opens in. `Auto` opens with the 2025 handshake and
@@ -315,6 +356,7 @@ impl Config {
                 )))
             }
         }
+        let (lock, lock_policy, strict) = parse_lock_keys(raw)?;
         Ok(Config {
             transport,
             allow,
@@ -328,8 +370,52 @@ impl Config {
             timeouts,
             drift,
             protocol,
+            lock,
+            lock_policy,
+            strict,
         })
     }
+}
+
+/// `lock`, `lockPolicy` and `strict`, after every other check.
+fn parse_lock_keys(raw: &Raw) -> Result<(LockSource, LockPolicy, bool)> {
+    let lock = match raw.get("lock") {
+        Raw::Undefined => LockSource::None,
+        Raw::String(path) if !path.is_empty() => LockSource::Path(path.clone()),
+        Raw::Object(_) => LockSource::Object,
+        other => {
+            return Err(refuse(format!(
+                "mcp: 'lock' must be the path of a lock file or the parsed lock object (written by 'rulvar-mcp lock'), got {}",
+                describe_type(other)
+            )))
+        }
+    };
+    let policy = literal(
+        raw.get("lockPolicy"),
+        "lockPolicy",
+        &[
+            ("refuse", LockPolicy::Refuse),
+            ("allow-additions", LockPolicy::AllowAdditions),
+            ("report", LockPolicy::Report),
+        ],
+        LockPolicy::Refuse,
+    )?;
+    if lock == LockSource::None && !raw.get("lockPolicy").is_absent() {
+        return Err(refuse(
+            "mcp: 'lockPolicy' needs a 'lock' to check the import against".into(),
+        ));
+    }
+    let strict = match raw.get("strict") {
+        Raw::Undefined => false,
+        Raw::Bool(b) => *b,
+        other => {
+            return Err(refuse(format!(
+                "mcp: 'strict' must be a boolean, got {}",
+                other.display()
+            )))
+        }
+    };
+    Ok((lock, policy, strict))
 }
 
 enum TransportKind {

@@ -12,10 +12,13 @@ pub mod hash;
 pub(crate) mod headers;
 pub mod jcs;
 pub(crate) mod lite;
+pub(crate) mod lock;
+pub(crate) mod lockdiff;
 pub(crate) mod oauth;
 pub(crate) mod raw;
 pub mod result;
 pub(crate) mod secrets;
+pub(crate) mod signs;
 pub(crate) mod sweep;
 pub mod validate;
 

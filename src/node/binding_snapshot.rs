@@ -31,6 +31,14 @@ impl NativeSnapshot {
         super::tooldefs::tools_json(&self.snapshot.tools)
     }
 
+    /// The lock file's text for this import (`rulvar-mcp lock`).
+    #[napi(catch_unwind)]
+    pub fn lock_text(&self) -> napi::Result<String, String> {
+        self.source
+            .lock_text(&self.snapshot)
+            .map_err(super::errors::refusal)
+    }
+
     /// Starts tool `index` with `input` (JSON text of `input ?? {}`). Returns the call's id,
     /// under which its outcome arrives in `takeCompletions()`, or the message of a refusal
     /// made before anything was sent (input that is not valid). No Promise, no task: the

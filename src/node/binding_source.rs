@@ -10,7 +10,8 @@ use super::environment::environment_children;
 use super::errors::{from_napi, refusal, to_js_error};
 use super::hooks::{HeaderHook, Hook, JsBridge, WakeHook};
 use super::oauth::NodeOAuthHost;
-use crate::core::config::{Config, Headers, Transport};
+use crate::core::config::{Config, Headers, LockSource, Transport};
+use crate::core::lock::{self, Lock};
 use crate::core::secrets::Secrets;
 use crate::source::Source;
 use crate::transport::http::{HeaderSource, StaticHeaders};
@@ -70,6 +71,8 @@ pub struct SourceHooks {
     /// `http.oauth.store.save`, wrapped: takes `{ key, value }` as JSON text.
     #[napi(ts_type = "(text: string) => Promise<string>")]
     pub oauth_save: Option<Hook<String, Promise<String>>>,
+    /// `lock` given as the parsed object: its JSON text (a path is read here instead).
+    pub lock_text: Option<String>,
 }
 
 #[napi]
@@ -87,10 +90,12 @@ impl NativeSource {
             oauth_authorize,
             oauth_load,
             oauth_save,
+            lock_text,
         } = hooks;
         let raw = to_raw(env.raw(), config.raw()).map_err(from_napi)?;
         let children = environment_children(env.raw());
         let config = Arc::new(Config::parse(&raw).map_err(refusal)?);
+        let lock = read_lock(&config, lock_text).map_err(refusal)?;
         let secrets = Arc::new(Secrets::new(config.secret_values()));
         let headers: Option<Arc<dyn HeaderSource>> = match &config.transport {
             Transport::Http {
@@ -163,7 +168,7 @@ impl NativeSource {
             }
         }));
         Ok(Self {
-            source: Source::new(config, connector, secrets),
+            source: Source::new(config, connector, secrets, lock),
             inbound,
             calls: Arc::new(Calls {
                 completions,
@@ -194,6 +199,13 @@ impl NativeSource {
     #[napi(catch_unwind, ts_return_type = "string | null")]
     pub fn take_completions<'env>(&self, env: &'env Env) -> napi::Result<Unknown<'env>> {
         batch_to_js(env, &self.calls.completions)
+    }
+
+    /// What the latest import's lock check found, as JSON text; null before any import, or
+    /// when neither `lock` nor `strict` is in use.
+    #[napi(catch_unwind)]
+    pub fn lock_report(&self) -> Option<String> {
+        self.source.lock_report()
     }
 
     #[napi(getter)]
@@ -264,6 +276,34 @@ impl NativeSource {
             }
         }
     }
+}
+
+/// The lock the config names, read and parsed at construction (a lock that cannot be read, is
+/// not a lock, or is another source's refuses before any I/O with the server).
+fn read_lock(
+    config: &Config,
+    text: Option<String>,
+) -> Result<Option<Lock>, crate::core::ConfigError> {
+    let (text, origin) = match (&config.lock, text) {
+        (LockSource::None, _) => return Ok(None),
+        (LockSource::Path(path), _) => match std::fs::read_to_string(path) {
+            Ok(text) => (text, format!("the lock file '{path}'")),
+            Err(e) => {
+                return Err(crate::core::ConfigError::new(format!(
+                    "mcp: cannot read the lock file '{path}': {e}"
+                )))
+            }
+        },
+        (LockSource::Object, Some(text)) => (text, "the lock object".to_owned()),
+        (LockSource::Object, None) => {
+            return Err(crate::core::ConfigError::new(
+                "mcp: the lock object could not be serialized as JSON",
+            ))
+        }
+    };
+    let lock = lock::parse(&text, &origin)?;
+    lock.check_identity(config)?;
+    Ok(Some(lock))
 }
 
 /// The finished calls as a JS string (null when there are none), copied straight from the

@@ -1,0 +1,542 @@
+//! The toolset lock: what a source imported, pinned in a file a team commits, and
+//! every later import checked against it.
+//!
+//! A lock holds, per admitted tool, its final and original name, its contract hash (the
+//! engine's `toolContractHash`) and the full contract as the server sent it (title,
+//! description, input and output schema, annotations): the contract hash leaves out schema
+//! annotations such as a property's `description`, where a rug pull can hide as well as in the
+//! tool's own. It is keyed by the source's identity (what the host configured, never the
+//! `serverInfo` the server reports about itself) and records the config that shaped the import.
+//! The text is sorted and indented, one tool per block, so a change shows in a code review.
+
+use super::admit::ToolSpec;
+use super::config::{shown_url, Approval, Config, LockPolicy, Transport};
+use super::error::{ConfigError, Result};
+use super::hash::{tool_contract_hash, toolset_hash, ContractRef};
+use super::jcs;
+pub use super::lockdiff::LockedTool;
+use super::lockdiff::{diff_tools, diff_value, Change, ChangeKind};
+use super::signs::{signs, Sign};
+use serde_json::value::RawValue;
+use serde_json::{json, Map, Value};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Mutex, OnceLock};
+
+/// The lock format's version: a reader refuses any other.
+pub const LOCK_VERSION: u64 = 1;
+
+/// A parsed lock.
+#[derive(Debug)]
+pub struct Lock {
+    pub source: Value,
+    pub config: Value,
+    /// Names the lock in a refusal.
+    origin: String,
+    /// The `tools` member's text until it is parsed. A lock of thousands of tools is
+    /// megabytes: the host's `mcp()` call only scans it, and the trees are built on a thread
+    /// of the source's (`prepare`), ready by the time the first sweep ends.
+    raw: Mutex<Option<Box<RawValue>>>,
+    pinned: OnceLock<Result<Pinned>>,
+}
+
+#[derive(Debug)]
+pub struct Pinned {
+    /// Sorted by final name.
+    pub tools: Vec<LockedTool>,
+    /// Where each final name is in `tools`.
+    index: HashMap<String, usize>,
+}
+
+/// What one import's check found: the differences from the lock and the poisoning signs.
+#[derive(Debug, Clone, Default)]
+pub struct Report {
+    pub changes: Vec<Change>,
+    pub signs: Vec<Sign>,
+}
+
+/// The identity a lock is keyed by: what the host configured to reach the server. Env values
+/// and URL credentials are secrets and stay out; env keys are in (a different key is a
+/// different server setup).
+pub fn identity(config: &Config) -> Value {
+    match &config.transport {
+        Transport::Stdio {
+            command, args, env, ..
+        } => {
+            let mut keys: Vec<&str> = env.iter().map(|(k, _)| k.as_str()).collect();
+            keys.sort_unstable();
+            keys.dedup();
+            json!({ "transport": "stdio", "command": command, "args": args, "envKeys": keys })
+        }
+        Transport::Http { url, oauth, .. } => {
+            let mut id = json!({ "transport": "streamable-http", "url": shown_url(url) });
+            if let Some(oauth) = oauth {
+                // The pinned authorization server, when there is one: the same URL behind
+                // another issuer is another trust root.
+                id["oauth"] = Value::Bool(true);
+                if let Some(issuer) = &oauth.issuer {
+                    id["oauthIssuer"] = Value::String(issuer.clone());
+                }
+            }
+            id
+        }
+        Transport::InProcess => json!({ "transport": "inprocess" }),
+    }
+}
+
+/// The config that shaped the import: what decides which tools are admitted, under which
+/// names, with which risk and approval. Absent keys are `null`, so every lock has each key.
+pub fn shaping(config: &Config) -> Value {
+    let mut risk: Vec<(&String, &String)> = config.risk.iter().collect();
+    risk.sort();
+    let risk: Map<String, Value> = risk
+        .into_iter()
+        .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+        .collect();
+    let approval = match &config.approval {
+        Approval::None => Value::Bool(false),
+        Approval::All => Value::Bool(true),
+        Approval::PerTool(map) => {
+            let mut entries: Vec<(&String, &bool)> = map.iter().collect();
+            entries.sort();
+            Value::Object(
+                entries
+                    .into_iter()
+                    .map(|(k, v)| (k.clone(), Value::Bool(*v)))
+                    .collect(),
+            )
+        }
+    };
+    json!({
+        "allow": config.allow,
+        "deny": config.deny,
+        "prefix": config.prefix,
+        "risk": risk,
+        "approval": approval,
+    })
+}
+
+/// The contracts of admitted tools as a lock pins them, sorted by final name.
+pub fn locked_tools<'a>(specs: impl Iterator<Item = &'a ToolSpec>) -> Vec<LockedTool> {
+    let mut tools: Vec<LockedTool> = specs
+        .map(|spec| {
+            if let Some(contract) = &spec.contract {
+                return LockedTool {
+                    name: spec.name.clone(),
+                    original: spec.original.clone(),
+                    contract: (**contract).clone(),
+                };
+            }
+            let mut contract = Map::new();
+            contract.insert("name".into(), Value::String(spec.original.clone()));
+            if let Some(title) = &spec.title {
+                contract.insert("title".into(), title.clone());
+            }
+            contract.insert(
+                "description".into(),
+                Value::String(spec.description.clone()),
+            );
+            contract.insert("inputSchema".into(), parsed(spec.input.json()));
+            if let Some(output) = &spec.output {
+                contract.insert("outputSchema".into(), parsed(output.json()));
+            }
+            if let Some(annotations) = &spec.annotations {
+                contract.insert("annotations".into(), annotations.clone());
+            }
+            LockedTool {
+                name: spec.name.clone(),
+                original: spec.original.clone(),
+                contract: Value::Object(contract),
+            }
+        })
+        .collect();
+    tools.sort_by(|a, b| jcs::cmp_utf16(&a.name, &b.name));
+    tools
+}
+
+fn parsed(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or(Value::Null)
+}
+
+/// The engine's contract of a pinned tool: `{ name: final, description, parameters }`.
+fn engine_contract(tool: &LockedTool) -> Value {
+    json!({
+        "name": tool.name,
+        "description": tool.contract.get("description").cloned().unwrap_or(Value::String(String::new())),
+        "parameters": tool.contract.get("inputSchema").cloned().unwrap_or(Value::Null),
+    })
+}
+
+/// The lock file's text for what `specs` admitted under `config`.
+/// `era`: the protocol revision the contracts were listed in (a 2026-07-28 import can be told
+/// apart from a 2025 one).
+pub fn write(config: &Config, specs: &[ToolSpec], era: &str) -> Result<String> {
+    let tools = locked_tools(specs.iter());
+    let contracts: Vec<Value> = tools.iter().map(engine_contract).collect();
+    let refs: Vec<ContractRef<'_>> = contracts.iter().map(ContractRef::of).collect();
+    let mut entries = Vec::with_capacity(tools.len());
+    for (tool, contract) in tools.iter().zip(&refs) {
+        entries.push(json!({
+            "name": tool.name,
+            "original": tool.original,
+            "contractHash": tool_contract_hash(*contract)?,
+            "contract": tool.contract,
+        }));
+    }
+    let lock = json!({
+        "lockVersion": LOCK_VERSION,
+        "era": era,
+        "source": identity(config),
+        "config": shaping(config),
+        "toolsetHash": toolset_hash(&refs)?,
+        "tools": entries,
+    });
+    let mut out = String::with_capacity(4096 + specs.len() * 512);
+    pretty(&mut out, &lock, 0);
+    out.push('\n');
+    Ok(out)
+}
+
+/// Indented JSON with sorted members (UTF-16 order, as JCS) and JavaScript's escaping and
+/// numbers, so the text is the same whichever side wrote it and whatever order the server used.
+fn pretty(out: &mut String, value: &Value, depth: usize) {
+    let indent = |out: &mut String, d: usize| {
+        out.push('\n');
+        for _ in 0..d {
+            out.push_str("  ");
+        }
+    };
+    match value {
+        Value::Array(items) if !items.is_empty() => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                indent(out, depth + 1);
+                pretty(out, item, depth + 1);
+            }
+            indent(out, depth);
+            out.push(']');
+        }
+        Value::Object(map) if !map.is_empty() => {
+            let mut members: Vec<(&String, &Value)> = map.iter().collect();
+            members.sort_by(|a, b| jcs::cmp_utf16(a.0, b.0));
+            out.push('{');
+            for (i, (key, member)) in members.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                indent(out, depth + 1);
+                jcs::write_string(out, key);
+                out.push_str(": ");
+                pretty(out, member, depth + 1);
+            }
+            indent(out, depth);
+            out.push('}');
+        }
+        other => jcs::write_value(out, other),
+    }
+}
+
+/// Parses a lock's JSON text; `origin` names it in a refusal (the file, or "the lock object").
+pub fn parse(text: &str, origin: &str) -> Result<Lock> {
+    let bad = |what: String| refusal(origin, what);
+    let top: BTreeMap<String, Box<RawValue>> = match serde_json::from_str(text) {
+        Ok(top) => top,
+        Err(e) => {
+            // Not an object, or not JSON: say which.
+            return Err(bad(match serde_json::from_str::<Value>(text) {
+                Ok(_) => "not a JSON object".into(),
+                Err(_) => format!("not JSON ({e})"),
+            }));
+        }
+    };
+    let member = |key: &str| {
+        top.get(key)
+            .and_then(|raw| serde_json::from_str::<Value>(raw.get()).ok())
+    };
+    let version = member("lockVersion");
+    if version.as_ref().and_then(Value::as_u64) != Some(LOCK_VERSION) {
+        return Err(bad(format!(
+            "'lockVersion' must be {LOCK_VERSION}, got {}",
+            shown(version.as_ref())
+        )));
+    }
+    let object = |key: &str| match member(key) {
+        Some(v @ Value::Object(_)) => Ok(v),
+        other => Err(bad(format!(
+            "'{key}' must be an object, got {}",
+            shown(other.as_ref())
+        ))),
+    };
+    let source = object("source")?;
+    let config = object("config")?;
+    let raw = match top.get("tools") {
+        Some(raw) if raw.get().starts_with('[') => raw.clone(),
+        _ => {
+            return Err(bad(format!(
+                "'tools' must be an array, got {}",
+                shown(member("tools").as_ref())
+            )))
+        }
+    };
+    Ok(Lock {
+        source,
+        config,
+        origin: origin.to_owned(),
+        raw: Mutex::new(Some(raw)),
+        pinned: OnceLock::new(),
+    })
+}
+
+fn refusal(origin: &str, what: String) -> ConfigError {
+    ConfigError::new(format!(
+        "mcp: {origin} is not a toolset lock written by 'rulvar-mcp lock': {what}"
+    ))
+}
+
+/// The pinned tools of a lock's `tools` text.
+fn parse_tools(raw: Option<Box<RawValue>>, origin: &str) -> Result<Pinned> {
+    let bad = |what: String| refusal(origin, what);
+    let entries: Vec<Value> = raw
+        .and_then(|raw| serde_json::from_str(raw.get()).ok())
+        .unwrap_or_default();
+    let mut tools = Vec::with_capacity(entries.len());
+    for (i, mut entry) in entries.into_iter().enumerate() {
+        let string = |key: &str| match entry.get(key) {
+            Some(Value::String(s)) => Ok(s.clone()),
+            other => Err(bad(format!(
+                "tools[{i}].{key} must be a string, got {}",
+                shown(other)
+            ))),
+        };
+        let name = string("name")?;
+        let original = string("original")?;
+        // Taken, not copied.
+        let contract = match entry.get_mut("contract").map(Value::take) {
+            Some(c @ Value::Object(_)) => c,
+            other => {
+                return Err(bad(format!(
+                    "tools[{i}].contract must be an object, got {}",
+                    shown(other.as_ref())
+                )))
+            }
+        };
+        tools.push(LockedTool {
+            name,
+            original,
+            contract,
+        });
+    }
+    tools.sort_by(|a, b| jcs::cmp_utf16(&a.name, &b.name));
+    let index = tools
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.name.clone(), i))
+        .collect();
+    Ok(Pinned { tools, index })
+}
+
+/// A JSON value in a refusal, clipped (a lock can be anything a hand edit made of it).
+fn shown(value: Option<&Value>) -> String {
+    match value {
+        None => "nothing".into(),
+        Some(v) => super::lockdiff::clipped_json(v),
+    }
+}
+
+impl Lock {
+    /// The pinned tools, parsed once (whoever asks first parses; others wait for it). A
+    /// malformed entry refuses every import.
+    pub fn pinned(&self) -> &Result<Pinned> {
+        self.pinned.get_or_init(|| {
+            let raw = self.raw.lock().unwrap_or_else(|e| e.into_inner()).take();
+            parse_tools(raw, &self.origin)
+        })
+    }
+
+    /// Parses the pinned tools now (a source does it on a thread of its own as it is made).
+    pub fn prepare(&self) {
+        let _ = self.pinned();
+    }
+
+    /// Whether `contract` is the one pinned for final name `name`. Tree equality ignores key
+    /// order; a number spelled otherwise (`1.0` for `1`) answers no, and the diff (which
+    /// compares JCS texts) then finds no change.
+    pub fn pins(&self, name: &str, contract: &Value) -> bool {
+        let Ok(pinned) = self.pinned() else {
+            return false;
+        };
+        pinned
+            .index
+            .get(name)
+            .is_some_and(|i| pinned.tools[*i].contract == *contract)
+    }
+
+    /// Refuses a lock written for another source: its tools say nothing about this one.
+    pub fn check_identity(&self, config: &Config) -> Result<()> {
+        let mut differences = Vec::new();
+        diff_value("source", &self.source, &identity(config), &mut differences);
+        if differences.is_empty() {
+            return Ok(());
+        }
+        Err(ConfigError::new(format!(
+            "mcp: the lock is for another source than '{}' ({}); write a lock for this source with 'rulvar-mcp lock'",
+            config.id(),
+            differences.join("; ")
+        )))
+    }
+
+    /// Checks one import (every sweep: the first and each after a listChanged) against the
+    /// lock. `Err` is the refusal the policy (or `strict`) makes; the report is returned either
+    /// way, so the host can see what was refused.
+    /// `redact` is applied to every text the lines may quote before it is clipped, so no part
+    /// of a secret a server echoed shows.
+    pub fn check(
+        &self,
+        config: &Config,
+        specs: &[ToolSpec],
+        redact: &Redact<'_>,
+    ) -> (Report, std::result::Result<(), ConfigError>) {
+        // Only a tool whose contract is not the pinned one (admission asked `pins`) goes to
+        // the field-level diff.
+        let pinned = match self.pinned() {
+            Ok(pinned) => pinned,
+            Err(e) => return (Report::default(), Err(e.clone())),
+        };
+        let mut same = vec![false; pinned.tools.len()];
+        let differing: Vec<&ToolSpec> = specs
+            .iter()
+            .filter(|spec| {
+                let found = pinned.index.get(&spec.name).copied();
+                match found {
+                    Some(i) if spec.pinned => {
+                        same[i] = true;
+                        false
+                    }
+                    _ => true,
+                }
+            })
+            .collect();
+        let mut current = locked_tools(differing.into_iter());
+        let locked: Vec<LockedTool> = pinned
+            .tools
+            .iter()
+            .zip(&same)
+            .filter(|(_, same)| !**same)
+            .map(|(t, _)| t.clone())
+            .collect();
+        let mut locked = locked;
+        for tool in locked.iter_mut().chain(current.iter_mut()) {
+            redact_strings(&mut tool.contract, redact);
+        }
+        let mut changes = Vec::new();
+        let mut config_lines = Vec::new();
+        diff_value("config", &self.config, &shaping(config), &mut config_lines);
+        changes.extend(config_lines.into_iter().map(|text| Change {
+            kind: ChangeKind::Config,
+            tool: None,
+            text,
+        }));
+        changes.extend(diff_tools(&locked, &current));
+        let report = Report {
+            changes,
+            signs: signs(specs, redact),
+        };
+        let verdict = verdict(config, &report);
+        (report, verdict)
+    }
+}
+
+/// The check of one import when a lock or `strict` is in use (`None` when neither is): the
+/// report, and the refusal it makes, if any.
+pub fn check_import(
+    lock: Option<&Lock>,
+    config: &Config,
+    specs: &[ToolSpec],
+    redact: &Redact<'_>,
+) -> Option<(Report, std::result::Result<(), ConfigError>)> {
+    match lock {
+        Some(lock) => Some(lock.check(config, specs, redact)),
+        None if config.strict => {
+            let report = Report {
+                changes: Vec::new(),
+                signs: signs(specs, redact),
+            };
+            let verdict = verdict(config, &report);
+            Some((report, verdict))
+        }
+        None => None,
+    }
+}
+
+/// What no line may show (the source's secrets), applied to a text.
+pub type Redact<'a> = dyn Fn(&str) -> String + Sync + 'a;
+
+fn redact_strings(value: &mut Value, redact: &Redact<'_>) {
+    match value {
+        Value::String(s) => *s = redact(s),
+        Value::Array(items) => items.iter_mut().for_each(|v| redact_strings(v, redact)),
+        Value::Object(map) => map.values_mut().for_each(|v| redact_strings(v, redact)),
+        _ => {}
+    }
+}
+
+/// The refusal `config`'s policy and `strict` make of `report`, if any.
+pub fn verdict(config: &Config, report: &Report) -> std::result::Result<(), ConfigError> {
+    let id = config.id();
+    let refused: Vec<&Change> = match config.lock_policy {
+        LockPolicy::Report => Vec::new(),
+        LockPolicy::Refuse => report.changes.iter().collect(),
+        LockPolicy::AllowAdditions => report
+            .changes
+            .iter()
+            .filter(|c| c.kind != ChangeKind::Added)
+            .collect(),
+    };
+    if !refused.is_empty() {
+        let what = match config.lock_policy {
+            LockPolicy::AllowAdditions => "lockPolicy 'allow-additions' admits new tools only",
+            _ => "lockPolicy 'refuse'",
+        };
+        let mut message = format!(
+            "mcp: the tools of '{id}' differ from the lock ({what}); {} change(s):",
+            refused.len()
+        );
+        for change in refused {
+            message.push_str("\n  ");
+            message.push_str(&change.text);
+        }
+        return Err(ConfigError::new(message));
+    }
+    if config.strict && !report.signs.is_empty() {
+        let mut message = format!(
+            "mcp: the tools of '{id}' show {} poisoning sign(s), which 'strict' refuses:",
+            report.signs.len()
+        );
+        for sign in &report.signs {
+            message.push_str("\n  ");
+            message.push_str(&sign.text);
+        }
+        return Err(ConfigError::new(message));
+    }
+    Ok(())
+}
+
+impl Report {
+    /// The report as the JS side reads it (`lockReport()`).
+    pub fn to_json(&self, policy: Option<LockPolicy>) -> String {
+        let changes: Vec<Value> = self.changes.iter().map(Change::to_json).collect();
+        let signs: Vec<Value> = self.signs.iter().map(Sign::to_json).collect();
+        let report = json!({
+            "policy": policy.map(LockPolicy::name),
+            "changes": changes,
+            "signs": signs,
+        });
+        serde_json::to_string(&report).unwrap_or_else(|_| "null".into())
+    }
+}
+
+#[cfg(test)]
+#[path = "lock_tests.rs"]
+mod tests;

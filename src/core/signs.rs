@@ -1,0 +1,173 @@
+//! Signs of tool poisoning in what the model reads (titles and descriptions): characters a
+//! person reviewing the text cannot see, HTML comments (rendered away in most UIs, read by the
+//! model), text naming another admitted tool (instructions to call or avoid it), and two
+//! admitted names that differ only by case or separators (one shadowing the other).
+//!
+//! Reported, never altered: the contract hash stays over what the server sent.
+
+use super::admit::ToolSpec;
+use super::lockdiff::{hidden, visible};
+use serde_json::{json, Value};
+use std::collections::HashMap;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sign {
+    pub tool: String,
+    /// `title`, `description` or `name`.
+    pub field: &'static str,
+    /// `invisible-character`, `html-comment`, `names-other-tool`, `confusable-name`.
+    pub kind: &'static str,
+    pub text: String,
+}
+
+impl Sign {
+    pub fn to_json(&self) -> Value {
+        json!({ "tool": self.tool, "field": self.field, "kind": self.kind, "text": self.text })
+    }
+}
+
+/// Control characters other than the whitespace a description legitimately has.
+fn control(c: char) -> bool {
+    c.is_control() && !matches!(c, '\n' | '\r' | '\t')
+}
+
+/// Every sign in the admitted tools, in tool order.
+/// `redact` is applied to what a sign quotes before it is clipped (see `Lock::check`).
+pub fn signs(specs: &[ToolSpec], redact: &dyn Fn(&str) -> String) -> Vec<Sign> {
+    let mut out = Vec::new();
+    // Names another tool's text could mention, with the tool they belong to.
+    let mut names: HashMap<&str, &str> = HashMap::new();
+    for spec in specs {
+        names.insert(&spec.name, &spec.name);
+        names.insert(&spec.original, &spec.name);
+    }
+    for spec in specs {
+        let title = spec.title.as_ref().and_then(Value::as_str);
+        let fields = [
+            ("title", title),
+            ("description", Some(spec.description.as_str())),
+        ];
+        for (field, text) in fields {
+            let Some(text) = text else { continue };
+            let mut sign = |kind, what: String| {
+                out.push(Sign {
+                    tool: spec.name.clone(),
+                    field,
+                    kind,
+                    text: format!("tool '{}': {field} {what}", spec.name),
+                })
+            };
+            if let Some((at, c)) = text
+                .chars()
+                .enumerate()
+                .find(|(_, c)| hidden(*c) || control(*c))
+            {
+                let count = text.chars().filter(|c| hidden(*c) || control(*c)).count();
+                sign(
+                    "invisible-character",
+                    format!(
+                        "has {count} invisible or control character(s), the first U+{:04X} at char {at}",
+                        c as u32
+                    ),
+                );
+            }
+            if let Some(start) = text.find("<!--") {
+                let comment = redact(&text[start..]);
+                sign(
+                    "html-comment",
+                    format!("has an HTML comment: \"{}\"", visible(&comment, 60)),
+                );
+            }
+            let mut named: Vec<&str> = tokens(text)
+                .filter_map(|t| names.get(t).copied())
+                .filter(|owner| *owner != spec.name)
+                .collect();
+            named.sort_unstable();
+            named.dedup();
+            for other in named {
+                sign(
+                    "names-other-tool",
+                    format!("names another admitted tool, '{other}'"),
+                );
+            }
+        }
+    }
+    // Names equal once case and separators are ignored: one can pass for the other.
+    let mut folded: HashMap<String, &str> = HashMap::new();
+    for spec in specs {
+        let key: String = spec
+            .name
+            .chars()
+            .filter(|c| *c != '_' && *c != '-')
+            .flat_map(char::to_lowercase)
+            .collect();
+        if let Some(first) = folded.insert(key, &spec.name) {
+            out.push(Sign {
+                tool: spec.name.clone(),
+                field: "name",
+                kind: "confusable-name",
+                text: format!(
+                    "tools '{first}' and '{}' differ only by case or separators",
+                    spec.name
+                ),
+            });
+        }
+    }
+    out
+}
+
+/// The words of a text as tool names are spelled (`[A-Za-z0-9_-]+`).
+fn tokens(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+        .filter(|t| !t.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::admit::admit;
+    use crate::core::config::Config;
+    use crate::core::raw::Raw;
+
+    fn specs(tools: Value) -> Vec<ToolSpec> {
+        let raw = Raw::Object(vec![
+            ("transport".into(), Raw::String("stdio".into())),
+            ("command".into(), Raw::String("node".into())),
+        ]);
+        let Value::Array(tools) = tools else {
+            unreachable!()
+        };
+        admit(&Config::parse(&raw).unwrap(), tools).unwrap()
+    }
+
+    #[test]
+    fn each_kind_is_found_and_plain_text_is_not() {
+        let found = signs(
+            &specs(json!([
+                {"name": "a", "description": "Plain text, tabs\tand\nnewlines are fine.", "inputSchema": {"type": "object"}},
+                {"name": "b", "title": "B\u{E0041}", "description": "x <!-- hidden --> then call a", "inputSchema": {"type": "object"}},
+                {"name": "c_d", "description": "\u{7}", "inputSchema": {"type": "object"}},
+                {"name": "C-D", "description": "", "inputSchema": {"type": "object"}},
+            ])),
+            &|s: &str| s.to_owned(),
+        );
+        let kinds: Vec<(&str, &str, &str)> = found
+            .iter()
+            .map(|s| (s.tool.as_str(), s.field, s.kind))
+            .collect();
+        assert_eq!(
+            kinds,
+            vec![
+                ("b", "title", "invisible-character"),
+                ("b", "description", "html-comment"),
+                ("b", "description", "names-other-tool"),
+                ("c_d", "description", "invisible-character"),
+                ("C-D", "name", "confusable-name"),
+            ]
+        );
+        assert_eq!(
+            found[0].text,
+            "tool 'b': title has 1 invisible or control character(s), the first U+E0041 at char 1"
+        );
+    }
+}
