@@ -246,6 +246,12 @@ impl Default for Live {
     }
 }
 
+impl<C: Connector> Drop for Source<C> {
+    fn drop(&mut self) {
+        lock::neighbours::forget(self.key());
+    }
+}
+
 pub struct Source<C: Connector> {
     config: Arc<Config>,
     id: String,
@@ -694,6 +700,7 @@ impl<C: Connector> Source<C> {
 
     /// `close()`: idempotent; fails in-flight work, releases the connection, resets the source.
     pub async fn close(&self) {
+        lock::neighbours::forget(self.key());
         let live = {
             let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
             live.epoch += 1;

@@ -116,6 +116,86 @@ pub fn signs(specs: &[ToolSpec], redact: &dyn Fn(&str) -> String) -> Vec<Sign> {
     out
 }
 
+/// What another live source of this process admitted: its id and its tools' final names.
+pub struct Neighbour {
+    pub source: String,
+    pub names: Vec<String>,
+}
+
+/// A name as two names that can pass for each other compare: without case or separators.
+fn folded(name: &str) -> String {
+    name.chars()
+        .filter(|c| *c != '_' && *c != '-')
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// Signs across sources: a tool whose final name differs from another source's only by case
+/// or separators (one shadows the other in the engine's toolset), and a title or description
+/// naming another source's tool or the source itself.
+pub fn across(specs: &[ToolSpec], others: &[Neighbour]) -> Vec<Sign> {
+    let mut out = Vec::new();
+    if others.is_empty() {
+        return out;
+    }
+    let mut theirs: HashMap<String, (&str, &str)> = HashMap::new();
+    let mut named: HashMap<&str, &str> = HashMap::new();
+    for other in others {
+        for name in &other.names {
+            theirs.insert(folded(name), (name, &other.source));
+            named.insert(name, &other.source);
+        }
+    }
+    for spec in specs {
+        if let Some((name, source)) = theirs.get(&folded(&spec.name)) {
+            out.push(Sign {
+                tool: spec.name.clone(),
+                field: "name",
+                kind: "confusable-name",
+                text: format!(
+                    "tool '{}' and tool '{name}' of '{source}' differ only by case or separators",
+                    spec.name
+                ),
+            });
+        }
+        let title = spec.title.as_ref().and_then(Value::as_str);
+        for (field, text) in [
+            ("title", title),
+            ("description", Some(spec.description.as_str())),
+        ] {
+            let Some(text) = text else { continue };
+            let mut found: Vec<(&str, &str)> = tokens(text)
+                .filter_map(|t| named.get_key_value(t).map(|(k, v)| (*k, *v)))
+                .collect();
+            found.sort_unstable();
+            found.dedup();
+            for (name, source) in found {
+                out.push(Sign {
+                    tool: spec.name.clone(),
+                    field,
+                    kind: "names-other-tool",
+                    text: format!(
+                        "tool '{}': {field} names tool '{name}' of '{source}'",
+                        spec.name
+                    ),
+                });
+            }
+            for other in others.iter().filter(|o| text.contains(o.source.as_str())) {
+                out.push(Sign {
+                    tool: spec.name.clone(),
+                    field,
+                    kind: "names-other-tool",
+                    text: format!(
+                        "tool '{}': {field} names the source '{}'",
+                        spec.name, other.source
+                    ),
+                });
+            }
+        }
+    }
+    out
+}
+
 /// The words of a text as tool names are spelled (`[A-Za-z0-9_-]+`).
 fn tokens(text: &str) -> impl Iterator<Item = &str> {
     text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))

@@ -5,21 +5,82 @@
 use super::{Connector, Error, Snapshot, Source, SourceError};
 use crate::core::admit::ToolSpec;
 use crate::core::error::ConfigError;
-use crate::core::lock::check_import;
+use crate::core::lock::{check_import, verdict as lock_verdict};
+use crate::core::signs::{across, Neighbour};
+
+/// What every live source of this process admitted last, for the signs across sources.
+pub(super) mod neighbours {
+    use super::Neighbour;
+    use crate::core::admit::ToolSpec;
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+
+    fn all() -> &'static Mutex<HashMap<usize, Neighbour>> {
+        static ALL: OnceLock<Mutex<HashMap<usize, Neighbour>>> = OnceLock::new();
+        ALL.get_or_init(Default::default)
+    }
+
+    /// Records what source `key` admitted.
+    pub fn admitted(key: usize, id: &str, tools: &[ToolSpec]) {
+        let names = tools.iter().map(|t| t.name.clone()).collect();
+        let neighbour = Neighbour {
+            source: id.to_owned(),
+            names,
+        };
+        all()
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key, neighbour);
+    }
+
+    /// What the live sources other than `key` admitted last.
+    pub fn others(key: usize) -> Vec<Neighbour> {
+        let all = all().lock().unwrap_or_else(|e| e.into_inner());
+        all.iter()
+            .filter(|(k, _)| **k != key)
+            .map(|(_, n)| Neighbour {
+                source: n.source.clone(),
+                names: n.names.clone(),
+            })
+            .collect()
+    }
+
+    /// Source `key` was closed or dropped: nothing of it is admitted any more.
+    pub fn forget(key: usize) {
+        all().lock().unwrap_or_else(|e| e.into_inner()).remove(&key);
+    }
+}
 
 impl<C: Connector> Source<C> {
     /// Checks an import against the lock (and for poisoning signs), keeps the report, and
     /// hands the tools back unless the policy (or `strict`) refuses them.
     pub(super) async fn check_lock(&self, tools: Vec<ToolSpec>) -> Result<Vec<ToolSpec>, Error<C>> {
+        // Every import is made known to the others once admitted (whether or not it is
+        // checked itself), so theirs can be checked against it.
         if self.lock.is_none() && !self.config.strict {
+            neighbours::admitted(self.key(), self.id(), &tools);
             return Ok(tools);
         }
+        let others = neighbours::others(self.key());
         let lock = self.lock.clone();
         let config = self.config.clone();
         let secrets = self.secrets.clone();
         let checked = tokio::task::spawn_blocking(move || {
             let redact = |text: &str| secrets.redact(text);
-            let checked = check_import(lock.as_deref(), &config, &tools, &redact);
+            let checked = check_import(lock.as_deref(), &config, &tools, &redact).map(
+                |(mut report, verdict)| {
+                    let mut across = across(&tools, &others);
+                    if across.is_empty() {
+                        return (report, verdict);
+                    }
+                    for sign in &mut across {
+                        sign.text = redact(&sign.text);
+                    }
+                    report.signs.append(&mut across);
+                    let verdict = verdict.and_then(|()| lock_verdict(&config, &report));
+                    (report, verdict)
+                },
+            );
             (tools, checked)
         })
         .await
@@ -28,11 +89,18 @@ impl<C: Connector> Source<C> {
         // The lines quote what the server sent, which can echo a header or env value: the check
         // redacted it (before clipping).
         let Some((report, verdict)) = checked else {
+            neighbours::admitted(self.key(), self.id(), &tools);
             return Ok(tools);
         };
         *self.report.lock().unwrap_or_else(|e| e.into_inner()) = Some(report);
         verdict.map_err(SourceError::Refused)?;
+        neighbours::admitted(self.key(), self.id(), &tools);
         Ok(tools)
+    }
+
+    /// This source among the live ones (its address, stable while it lives).
+    pub(super) fn key(&self) -> usize {
+        self as *const Self as usize
     }
 
     /// What the latest import's lock check found, as JSON text (`lockReport()`); `None`
