@@ -110,7 +110,12 @@ pub struct Connection {
 /// notification: the cached list is treated as stale, and the request is opened again with a
 /// bounded back-off while the connection lives.
 fn listen(conn: &Arc<Connection>, drift: Arc<Drift>) {
-    fn open(rpc: Weak<Rpc>, drift: Arc<Drift>, pause: Duration) {
+    // The end of the request may be read on any thread (the JS thread, for an in-process
+    // server): the next one is opened from the runtime the connection started on.
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        return;
+    };
+    fn open(rpc: Weak<Rpc>, drift: Arc<Drift>, pause: Duration, runtime: tokio::runtime::Handle) {
         let Some(live) = rpc.upgrade() else { return };
         let id = live.reserve_id();
         let again = rpc.clone();
@@ -126,9 +131,10 @@ fn listen(conn: &Arc<Connection>, drift: Arc<Drift>) {
                 Err(_) => (pause * 2).min(LISTEN_PAUSE_MAX),
             };
             let again = Arc::downgrade(&rpc);
-            tokio::spawn(async move {
+            let on = runtime.clone();
+            runtime.spawn(async move {
                 tokio::time::sleep(pause).await;
-                open(again, drift, pause);
+                open(again, drift, pause, on);
             });
         });
         live.submit_text(
@@ -140,7 +146,7 @@ fn listen(conn: &Arc<Connection>, drift: Arc<Drift>) {
             waiter,
         );
     }
-    open(Arc::downgrade(&conn.rpc), drift, LISTEN_PAUSE);
+    open(Arc::downgrade(&conn.rpc), drift, LISTEN_PAUSE, runtime);
 }
 
 /// A modern result that is not the call's outcome (`resultType` other than `complete`; absent
