@@ -12,7 +12,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, OAuthError, mcp } from '../lib/index.js';
+import { ConfigError, OAuthError, lockText, mcp } from '../lib/index.js';
 import { buildServer } from '../examples/server.mjs';
 import { closeAfterEach, ctx, rejection, session, thrown } from './helpers/common.js';
 
@@ -916,5 +916,27 @@ describe('http.oauth: a resource that moves under the same metadata URL', () => 
     expect(a.requests.filter((r) => r.form.grant_type === 'refresh_token')).toEqual([]);
     expect(b.requests.filter((r) => r.form.grant_type === 'refresh_token')).toEqual([]);
     expect(b.requests.filter((r) => r.path === '/register').length).toBe(1);
+  });
+});
+
+// A toolset lock of an OAuth source names the authorization server the login used: the same
+// URL behind another issuer is another trust root, whose tools the lock says nothing about.
+describe('the toolset lock of an OAuth source', () => {
+  it("records the login's issuer, and an import through another issuer is refused typed", async () => {
+    const served = closing(await serveProtected());
+    const store = memoryStore();
+    const writer = closing(mcp(oauthConfig(served, { store, authorize: browser() }) as any));
+    await writer.tools(session);
+    const lock = JSON.parse(await lockText(writer));
+    expect(lock.source).toEqual({ transport: 'streamable-http', url: served.url, oauth: true, oauthIssuer: served.base });
+    // The same lock holds for a source that logs in through the same issuer.
+    const same = closing(mcp({ ...oauthConfig(served, { store, authorize: browser() }), lock } as any));
+    expect((await same.tools(session)).length).toBeGreaterThan(0);
+    // A lock that names another issuer is refused once the login shows which one is used.
+    const other = { ...lock, source: { ...lock.source, oauthIssuer: 'https://as.example' } };
+    const refused = closing(mcp({ ...oauthConfig(served, { store, authorize: browser() }), lock: other } as any));
+    const e = await rejection(refused.tools(session));
+    expect(e).toBeInstanceOf(ConfigError);
+    expect(e.message).toMatch(/^mcp: the lock is for another source than 'mcp:http:.*' \(source\.oauthIssuer/);
   });
 });

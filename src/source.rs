@@ -92,6 +92,10 @@ pub trait Connector: Send + Sync + 'static {
     fn abandon(&self) -> BoxFuture<'static, ()> {
         Box::pin(async {})
     }
+    /// The issuer of the authorization server whose token the connection uses (OAuth).
+    fn issuer(&self) -> Option<String> {
+        None
+    }
 }
 
 pub struct Connection {

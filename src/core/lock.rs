@@ -56,8 +56,9 @@ pub struct Report {
 
 /// The identity a lock is keyed by: what the host configured to reach the server. Env values
 /// and URL credentials are secrets and stay out; env keys are in (a different key is a
-/// different server setup).
-pub fn identity(config: &Config) -> Value {
+/// different server setup). With OAuth, the authorization server's issuer: the pinned one, or
+/// `issuer`, the one the login found.
+pub fn identity(config: &Config, issuer: Option<&str>) -> Value {
     match &config.transport {
         Transport::Stdio {
             command, args, env, ..
@@ -73,8 +74,8 @@ pub fn identity(config: &Config) -> Value {
                 // The pinned authorization server, when there is one: the same URL behind
                 // another issuer is another trust root.
                 id["oauth"] = Value::Bool(true);
-                if let Some(issuer) = &oauth.issuer {
-                    id["oauthIssuer"] = Value::String(issuer.clone());
+                if let Some(issuer) = oauth.issuer.as_deref().or(issuer) {
+                    id["oauthIssuer"] = Value::String(issuer.to_owned());
                 }
             }
             id
@@ -169,7 +170,12 @@ fn engine_contract(tool: &LockedTool) -> Value {
 /// The lock file's text for what `specs` admitted under `config`.
 /// `era`: the protocol revision the contracts were listed in (a 2026-07-28 import can be told
 /// apart from a 2025 one).
-pub fn write(config: &Config, specs: &[ToolSpec], era: &str) -> Result<String> {
+pub fn write(
+    config: &Config,
+    specs: &[ToolSpec],
+    era: &str,
+    issuer: Option<&str>,
+) -> Result<String> {
     let tools = locked_tools(specs.iter());
     let contracts: Vec<Value> = tools.iter().map(engine_contract).collect();
     let refs: Vec<ContractRef<'_>> = contracts.iter().map(ContractRef::of).collect();
@@ -185,7 +191,7 @@ pub fn write(config: &Config, specs: &[ToolSpec], era: &str) -> Result<String> {
     let lock = json!({
         "lockVersion": LOCK_VERSION,
         "era": era,
-        "source": identity(config),
+        "source": identity(config, issuer),
         "config": shaping(config),
         "toolsetHash": toolset_hash(&refs)?,
         "tools": entries,
@@ -374,9 +380,36 @@ impl Lock {
     }
 
     /// Refuses a lock written for another source: its tools say nothing about this one.
+    /// An issuer the lock recorded from a login is taken as it is here (it is known only once
+    /// a login happened; `check_issuer` holds the import to it).
     pub fn check_identity(&self, config: &Config) -> Result<()> {
+        self.identity_is(config, self.recorded_issuer())
+    }
+
+    /// The issuer the lock recorded, if any.
+    fn recorded_issuer(&self) -> Option<&str> {
+        self.source.get("oauthIssuer").and_then(Value::as_str)
+    }
+
+    /// At an import: the authorization server the login used must be the one the lock records
+    /// (the same URL behind another issuer is another trust root).
+    pub fn check_issuer(&self, config: &Config, issuer: Option<&str>) -> Result<()> {
+        match (self.recorded_issuer(), issuer) {
+            (Some(recorded), Some(used)) if recorded != used => {
+                self.identity_is(config, Some(used))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn identity_is(&self, config: &Config, issuer: Option<&str>) -> Result<()> {
         let mut differences = Vec::new();
-        diff_value("source", &self.source, &identity(config), &mut differences);
+        diff_value(
+            "source",
+            &self.source,
+            &identity(config, issuer),
+            &mut differences,
+        );
         if differences.is_empty() {
             return Ok(());
         }

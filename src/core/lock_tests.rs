@@ -33,7 +33,7 @@ fn wire() -> Vec<Value> {
 fn written_text_reads_back_as_no_change() {
     let c = config(vec![]);
     let specs = admit(&c, wire()).unwrap();
-    let text = write(&c, &specs, "2025-11-25").unwrap();
+    let text = write(&c, &specs, "2025-11-25", None).unwrap();
     assert!(!text.contains("s3cret"), "{text}");
     assert!(
         text.contains("\"envKeys\": [\n      \"TOKEN\"\n    ]"),
@@ -69,7 +69,7 @@ fn written_text_reads_back_as_no_change() {
 fn a_secret_is_redacted_before_a_line_clips_it() {
     let c = config(vec![]);
     let lock = parse(
-        &write(&c, &admit(&c, wire()).unwrap(), "2025-11-25").unwrap(),
+        &write(&c, &admit(&c, wire()).unwrap(), "2025-11-25", None).unwrap(),
         "x",
     )
     .unwrap();
@@ -89,7 +89,7 @@ fn a_secret_is_redacted_before_a_line_clips_it() {
 fn policies_decide_on_the_same_changes() {
     let c = config(vec![]);
     let lock = parse(
-        &write(&c, &admit(&c, wire()).unwrap(), "2025-11-25").unwrap(),
+        &write(&c, &admit(&c, wire()).unwrap(), "2025-11-25", None).unwrap(),
         "x",
     )
     .unwrap();

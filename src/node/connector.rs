@@ -100,6 +100,10 @@ impl Connector for NodeConnector {
         }
     }
 
+    fn issuer(&self) -> Option<String> {
+        self.oauth.as_ref().and_then(|o| o.issuer())
+    }
+
     /// An in-process server left half-connected would refuse the next connect.
     fn abandon(&self) -> BoxFuture<'static, ()> {
         match &self.inprocess {

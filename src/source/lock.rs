@@ -62,6 +62,10 @@ impl<C: Connector> Source<C> {
             return Ok(tools);
         }
         let others = neighbours::others(self.key());
+        if let Some(lock) = &self.lock {
+            lock.check_issuer(&self.config, self.connector.issuer().as_deref())
+                .map_err(SourceError::Refused)?;
+        }
         let lock = self.lock.clone();
         let config = self.config.clone();
         let secrets = self.secrets.clone();
@@ -117,6 +121,7 @@ impl<C: Connector> Source<C> {
             crate::client::handshake::PROTOCOL_VERSION,
             crate::client::era::Era::version,
         );
-        crate::core::lock::write(&self.config, &snapshot.tools, era)
+        let issuer = self.connector.issuer();
+        crate::core::lock::write(&self.config, &snapshot.tools, era, issuer.as_deref())
     }
 }

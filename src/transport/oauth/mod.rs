@@ -144,6 +144,11 @@ impl OAuth {
         format!("oauth:tokens:{}", self.server_url)
     }
 
+    /// The validated issuer of the token in use, if any.
+    pub fn issuer(&self) -> Option<String> {
+        lock(&self.current).as_ref().and_then(|t| t.issuer.clone())
+    }
+
     fn access(&self) -> Option<String> {
         lock(&self.current).as_ref().map(|t| t.access_token.clone())
     }
