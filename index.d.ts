@@ -524,6 +524,11 @@ export declare function validateJson(schema: unknown, value: unknown): Validatio
  * schemas are both validated, and for a ToolDef this package did not make.
  */
 export declare function unvalidatedReasons(def: object): { input?: string; output?: string } | undefined;
+/**
+ * The protocol revision a source's latest import was listed in (`'2025-11-25'` after the
+ * legacy handshake, `'2026-07-28'` on a modern connection); undefined before any import.
+ */
+export declare function protocolOf(source: McpToolSource): string | undefined;
 
 /**
  * The toolset lock's text (what `rulvar-mcp lock` writes) for what `source` imports now; it

@@ -34,6 +34,7 @@ describe('inspect', () => {
     expect(r.stdout).toMatch(/toolsetHash\s+[0-9a-f]{64}/);
     expect(r.stdout).toMatch(/authorityHash\s+[0-9a-f]{64}/);
     expect(r.stdout).toMatch(/posture\s+\{"regulatedPosture":1/);
+    expect(r.stdout).toMatch(/protocol\s+2025-11-25/);
     expect(r.stderr).toBe('');
   });
 

@@ -3,7 +3,7 @@
 // process); one that serves both eras keeps the 2025 wire. The peer is a real server built with
 // @modelcontextprotocol/server 2.4 (`serveStdio`, `legacy: 'reject' | 'serve'`).
 import { describe, expect, it } from 'vitest';
-import { ConfigError, mcp } from '../lib/index.js';
+import { ConfigError, mcp, protocolOf } from '../lib/index.js';
 import { ctx, rejection, session } from './helpers/common.js';
 import { fixture, liveChildren, waitFor } from './helpers/harness.js';
 import { serveModernHttp } from './helpers/modern-http.js';
@@ -17,8 +17,10 @@ describe('a stdio server that speaks only 2026-07-28', () => {
     const before = liveChildren();
     const source = modern('reject');
     try {
+      expect(protocolOf(source)).toBeUndefined();
       const defs = await source.tools(session);
       expect(defs.map((d) => d.name)).toEqual(['echo', 'add', 'fail', 'count', 'grow']);
+      expect(protocolOf(source)).toBe('2026-07-28');
       // One server process: the era was learned on the connection that was refused.
       expect(liveChildren().filter((p) => !before.includes(p)).length).toBe(1);
       const by = Object.fromEntries(defs.map((d) => [d.name, d]));
@@ -81,6 +83,7 @@ describe('a stdio server that serves both eras', () => {
     try {
       const defs = await source.tools(session);
       expect(defs.map((d) => d.name)).toEqual(['echo', 'add', 'fail', 'count', 'grow']);
+      expect(protocolOf(source)).toBe('2025-11-25');
       expect(await defs[0].execute({ text: 'old' }, ctx)).toBe('old');
     } finally {
       await source.close();

@@ -304,6 +304,7 @@ async function inspect(source, config, json) {
     toolsetHash: resolved.hash,
     authorityHash: resolved.authorityHash,
     posture: source.describeRegulatedPosture(),
+    protocol: api.protocolOf(source) ?? null,
   };
   if (json) {
     console.log(JSON.stringify(report, null, 2));
@@ -323,6 +324,7 @@ async function inspect(source, config, json) {
   console.log(`toolsetHash    ${report.toolsetHash}`);
   console.log(`authorityHash  ${report.authorityHash}`);
   console.log(`posture        ${JSON.stringify(report.posture)}`);
+  console.log(`protocol       ${report.protocol}`);
 }
 
 async function call(source, toolName, inputText, json) {

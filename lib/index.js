@@ -4,7 +4,7 @@
 // the sugar the native layer cannot offer (see source.js).
 const native = require('./native.js');
 const { ConfigError, OAuthError, adopt } = require('./errors.js');
-const { createSource, unvalidatedReasons, lockTextOf } = require('./source.js');
+const { createSource, unvalidatedReasons, lockTextOf, protocolOf } = require('./source.js');
 const { makeResolveToolset } = require('./toolset.js');
 
 function createMcp(options) {
@@ -47,5 +47,6 @@ module.exports = {
   resolveToolset: makeResolveToolset(hashing, ConfigError),
   validateJson: typed(native.validateJson),
   unvalidatedReasons,
+  protocolOf,
   lockText: lockTextOf,
 };

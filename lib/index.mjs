@@ -14,6 +14,7 @@ export const {
   resolveToolset,
   validateJson,
   unvalidatedReasons,
+  protocolOf,
   lockText,
 } = pkg;
 export default pkg;

@@ -56,6 +56,15 @@ function report(log, p) {
 // engine's; `rulvar-mcp inspect` shows it.
 const unvalidated = new WeakMap();
 
+// The protocol revision each source's latest import was listed in, beside the source object,
+// whose members are the engine's.
+const protocols = new WeakMap();
+
+/** The protocol revision `source`'s latest import was listed in; undefined before one. */
+function protocolOf(source) {
+  return protocols.get(source);
+}
+
 /** `{ input?, output? }`: why a tool's input or output runs without a validator, if it does. */
 function unvalidatedReasons(def) {
   return unvalidated.get(def);
@@ -298,6 +307,7 @@ function createSource(native, HostConfigError, config) {
 
   async function sweep() {
     const snapshot = await nativeSource.tools();
+    protocols.set(source, snapshot.protocol ?? undefined);
     if (cache !== null && cache.key === snapshot.key) return cache.defs;
     const defs = buildDefs(snapshot);
     cache = { key: snapshot.key, defs, snapshot };
@@ -365,4 +375,4 @@ function createSource(native, HostConfigError, config) {
   return source;
 }
 
-module.exports = { createSource, unvalidatedReasons, lockTextOf };
+module.exports = { createSource, unvalidatedReasons, protocolOf, lockTextOf };

@@ -25,6 +25,12 @@ impl NativeSnapshot {
         self.snapshot.key()
     }
 
+    /// The protocol revision the connection of this import speaks (its era).
+    #[napi(getter)]
+    pub fn protocol(&self) -> Option<String> {
+        self.snapshot.conn.era.get().map(|e| e.version().to_owned())
+    }
+
     /// The admitted tools as JSON text: `[{ name, description, parameters, needsApproval, risk? }]`.
     #[napi(catch_unwind)]
     pub fn json(&self) -> String {
