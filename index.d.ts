@@ -529,6 +529,11 @@ export declare function unvalidatedReasons(def: object): { input?: string; outpu
  * legacy handshake, `'2026-07-28'` on a modern connection); undefined before any import.
  */
 export declare function protocolOf(source: McpToolSource): string | undefined;
+/**
+ * The tools a source's latest import left out, each with why (on a 2026-07-28 connection, a
+ * tool whose `x-mcp-header` declarations break the rules); undefined before any import.
+ */
+export declare function leftOutOf(source: McpToolSource): Array<{ name: string; reason: string }> | undefined;
 
 /**
  * The toolset lock's text (what `rulvar-mcp lock` writes) for what `source` imports now; it

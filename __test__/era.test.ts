@@ -3,7 +3,7 @@
 // process); one that serves both eras keeps the 2025 wire. The peer is a real server built with
 // @modelcontextprotocol/server 2.4 (`serveStdio`, `legacy: 'reject' | 'serve'`).
 import { describe, expect, it } from 'vitest';
-import { ConfigError, mcp, protocolOf } from '../lib/index.js';
+import { ConfigError, leftOutOf, mcp, protocolOf } from '../lib/index.js';
 import { ctx, rejection, session } from './helpers/common.js';
 import { fixture, liveChildren, waitFor } from './helpers/harness.js';
 import { serveModernHttp } from './helpers/modern-http.js';
@@ -182,6 +182,33 @@ describe('a streamable-HTTP server that speaks only 2026-07-28 (createMcpHandler
     } finally {
       await source.close();
       await served.stop();
+    }
+  });
+});
+
+describe('x-mcp-header declarations', () => {
+  const server = (legacy?: string) =>
+    mcp({ transport: 'stdio', command: process.execPath, args: [fixture('hostile-stdio.mjs')], env: { MODE: 'modernHeaders', ...(legacy ? { LEGACY: legacy } : {}) }, stderr: 'ignore' } as any);
+
+  it('a modern import leaves out a tool whose declarations break the rules, and says why', async () => {
+    const source = server();
+    try {
+      expect((await source.tools(session)).map((d) => d.name)).toEqual(['good']);
+      expect(protocolOf(source)).toBe('2026-07-28');
+      expect(leftOutOf(source)).toEqual([{ name: 'bad', reason: "x-mcp-header 'N' is declared on 'n', which is not a string, integer or boolean" }]);
+    } finally {
+      await source.close();
+    }
+  });
+
+  it('on a 2025 connection the keyword is plain data: both tools are imported', async () => {
+    const source = server('serve');
+    try {
+      expect((await source.tools(session)).map((d) => d.name)).toEqual(['good', 'bad']);
+      expect(protocolOf(source)).toBe('2025-11-25');
+      expect(leftOutOf(source)).toEqual([]);
+    } finally {
+      await source.close();
     }
   });
 });

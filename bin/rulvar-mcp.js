@@ -305,6 +305,7 @@ async function inspect(source, config, json) {
     authorityHash: resolved.authorityHash,
     posture: source.describeRegulatedPosture(),
     protocol: api.protocolOf(source) ?? null,
+    leftOut: api.leftOutOf(source) ?? [],
   };
   if (json) {
     console.log(JSON.stringify(report, null, 2));
@@ -325,6 +326,7 @@ async function inspect(source, config, json) {
   console.log(`authorityHash  ${report.authorityHash}`);
   console.log(`posture        ${JSON.stringify(report.posture)}`);
   console.log(`protocol       ${report.protocol}`);
+  for (const t of report.leftOut) console.log(`  left out: ${t.name}: ${t.reason}`);
 }
 
 async function call(source, toolName, inputText, json) {

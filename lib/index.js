@@ -4,7 +4,7 @@
 // the sugar the native layer cannot offer (see source.js).
 const native = require('./native.js');
 const { ConfigError, OAuthError, adopt } = require('./errors.js');
-const { createSource, unvalidatedReasons, lockTextOf, protocolOf } = require('./source.js');
+const { createSource, unvalidatedReasons, lockTextOf, protocolOf, leftOutOf } = require('./source.js');
 const { makeResolveToolset } = require('./toolset.js');
 
 function createMcp(options) {
@@ -48,5 +48,6 @@ module.exports = {
   validateJson: typed(native.validateJson),
   unvalidatedReasons,
   protocolOf,
+  leftOutOf,
   lockText: lockTextOf,
 };

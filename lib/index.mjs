@@ -15,6 +15,7 @@ export const {
   validateJson,
   unvalidatedReasons,
   protocolOf,
+  leftOutOf,
   lockText,
 } = pkg;
 export default pkg;

@@ -62,7 +62,13 @@ const protocols = new WeakMap();
 
 /** The protocol revision `source`'s latest import was listed in; undefined before one. */
 function protocolOf(source) {
-  return protocols.get(source);
+  return protocols.get(source)?.protocol;
+}
+
+/** The tools `source`'s latest import left out, each with why (`[{ name, reason }]`). */
+function leftOutOf(source) {
+  const latest = protocols.get(source);
+  return latest === undefined ? undefined : JSON.parse(latest.snapshot.leftOut());
 }
 
 /** `{ input?, output? }`: why a tool's input or output runs without a validator, if it does. */
@@ -307,7 +313,7 @@ function createSource(native, HostConfigError, config) {
 
   async function sweep() {
     const snapshot = await nativeSource.tools();
-    protocols.set(source, snapshot.protocol ?? undefined);
+    protocols.set(source, { protocol: snapshot.protocol ?? undefined, snapshot });
     if (cache !== null && cache.key === snapshot.key) return cache.defs;
     const defs = buildDefs(snapshot);
     cache = { key: snapshot.key, defs, snapshot };
@@ -375,4 +381,4 @@ function createSource(native, HostConfigError, config) {
   return source;
 }
 
-module.exports = { createSource, unvalidatedReasons, protocolOf, lockTextOf };
+module.exports = { createSource, unvalidatedReasons, protocolOf, leftOutOf, lockTextOf };

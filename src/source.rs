@@ -224,6 +224,8 @@ pub struct Snapshot {
     pub generation: u64,
     pub tools: Vec<ToolSpec>,
     pub conn: Arc<Connection>,
+    /// Tools the import left out (a modern tool's invalid `x-mcp-header`), each with why.
+    pub left_out: Vec<(String, String)>,
 }
 
 impl Snapshot {
@@ -387,6 +389,8 @@ impl<C: Connector> Source<C> {
         let admitted = admission
             .await
             .map_err(|_| SourceError::Failed("mcp: admission of the tool list panicked".into()))?;
+        let mut admitted = admitted;
+        let left_out = admitted.take_left_out();
         let tools = admitted
             .finish(swept.map_err(|e| (e, listed)))
             .map_err(|e| match e {
@@ -400,6 +404,7 @@ impl<C: Connector> Source<C> {
             generation,
             tools,
             conn,
+            left_out,
         });
         // A listChanged that arrived during the sweep keeps this result from being cached.
         if self.drift.generation() == generation {

@@ -61,6 +61,8 @@ pub struct Admission {
     /// Whether a tool's contract (final name, contract tree) is the one a lock pins
     /// (`Lock::pins`): asked here, while the sweep still runs, rather than after it.
     pinned: Option<Pinned>,
+    /// The tools left out of a modern import (invalid `x-mcp-header` declarations), with why.
+    left_out: Vec<(String, String)>,
 }
 
 /// See `Admission::pinned`.
@@ -78,6 +80,7 @@ impl Admission {
             tool_refusal: None,
             sweep_failed,
             modern,
+            left_out: Vec::new(),
             pinned: None,
         }
     }
@@ -122,8 +125,11 @@ impl Admission {
         let headers = match self.modern {
             true => match declarations(&parameters) {
                 Ok(headers) => headers,
-                // Left out as the specification requires; why is not reported yet.
-                Err(_) => return,
+                // Left out as the specification requires, and said why.
+                Err(why) => {
+                    self.left_out.push((original, why));
+                    return;
+                }
             },
             false => Vec::new(),
         };
@@ -216,6 +222,11 @@ impl Admission {
     /// The admitted tools, or the refusal the original would report first. `sweep` is how the
     /// sweep ended and how many pages it had handed over by then: a page's own refusal on one
     /// of those pages came first.
+    /// The tools left out so far, each with why (taken: asked once, before `finish`).
+    pub fn take_left_out(&mut self) -> Vec<(String, String)> {
+        std::mem::take(&mut self.left_out)
+    }
+
     pub fn finish<E>(
         self,
         sweep: Result<(), (E, u64)>,

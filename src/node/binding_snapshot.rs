@@ -31,6 +31,18 @@ impl NativeSnapshot {
         self.snapshot.conn.era.get().map(|e| e.version().to_owned())
     }
 
+    /// The tools the import left out, each with why, as JSON text `[{ name, reason }]`.
+    #[napi(catch_unwind)]
+    pub fn left_out(&self) -> String {
+        let out: Vec<serde_json::Value> = self
+            .snapshot
+            .left_out
+            .iter()
+            .map(|(name, reason)| serde_json::json!({ "name": name, "reason": reason }))
+            .collect();
+        serde_json::Value::Array(out).to_string()
+    }
+
     /// The admitted tools as JSON text: `[{ name, description, parameters, needsApproval, risk? }]`.
     #[napi(catch_unwind)]
     pub fn json(&self) -> String {
