@@ -173,7 +173,61 @@ interface McpCommonConfig {
    * @default false
    */
   strict?: boolean;
+  /**
+   * Answers a server's elicitation (a question for the person behind the agent), in the middle
+   * of a call: a function (form mode) or `{ handler, form?, url? }` to choose the modes
+   * offered. Absent: no elicitation capability is declared. See {@link ElicitHook}.
+   */
+  elicit?: ElicitHook | { handler: ElicitHook; form?: boolean; url?: boolean };
+  /**
+   * Answers a server's sampling request (a model completion), in the middle of a call: a
+   * function, or `{ handler, tools?, maxMessages?, maxBytes? }` (sampling with tool use, and
+   * the bounds on a request: 100 messages and 1 MiB by default).
+   */
+  sample?: SampleHook | { handler: SampleHook; tools?: boolean; maxMessages?: number; maxBytes?: number };
+  /** The roots a server may list: a fixed list of `file://` roots, or a hook. */
+  roots?: McpRoot[] | RootsHook;
+  /**
+   * How many `input_required` rounds (MCP 2026-07-28) one call may take before it ends with an
+   * error.
+   * @default 10
+   */
+  maxInputRounds?: number;
 }
+
+/**
+ * What a hook for a server's ask is handed: the calling tool's context (its `signal` aborts when
+ * the call ends: `callMs`, the caller's signal, or `close()`), or, when a 2025 server's request
+ * cannot be tied to one call (several in flight), the source's own (`signal` only).
+ */
+export type AskContext = Partial<ToolContext> & { signal: AbortSignal };
+
+/** An elicitation as the server sent it (`mode` filled in: `'form'` when it named none). */
+export type ElicitRequest =
+  | { mode: 'form'; message: string; requestedSchema: JsonSchema; [key: string]: unknown }
+  | { mode: 'url'; message: string; url: string; elicitationId?: string; [key: string]: unknown };
+/**
+ * The person's answer. An `accept` of a form is completed with the schema's defaults and
+ * checked against `requestedSchema` before the server sees it; `content` of any other action is
+ * dropped. A hook that throws declines; one that outlives the call cancels.
+ */
+export type ElicitResult =
+  | { action: 'accept'; content?: Record<string, JsonValue> }
+  | { action: 'decline' | 'cancel' };
+export type ElicitHook = (request: ElicitRequest, ctx: AskContext) => ElicitResult | Promise<ElicitResult>;
+
+/** A `sampling/createMessage` request's params as the server sent them (`maxTokens` required). */
+export type SampleRequest = { messages: JsonValue[]; maxTokens: number; [key: string]: unknown };
+/** A model's completion: `role: 'assistant'`, its `content` and the `model` that wrote it. */
+export type SampleResult = { role: 'assistant'; content: JsonValue; model: string; stopReason?: string; [key: string]: unknown };
+export type SampleHook = (request: SampleRequest, ctx: AskContext) => SampleResult | Promise<SampleResult>;
+
+export interface McpRoot {
+  /** A `file://` URI. */
+  uri: string;
+  name?: string;
+}
+export type RootsHook = (request: Record<string, unknown>, ctx: AskContext) => McpRoot[] | { roots: McpRoot[] } | Promise<McpRoot[] | { roots: McpRoot[] }>;
 
 /** A toolset lock file as `rulvar-mcp lock` writes it (sorted keys, one tool per block). */
 export interface ToolsetLock {

@@ -148,3 +148,38 @@ describe('exit codes', () => {
     expect((await run(['call'])).code).toBe(2);
   });
 });
+
+describe('call, when the tool asks the user something', () => {
+  const asking = ['--stdio', `${process.execPath} ${fixture('asking-server.mjs')}`];
+
+  it('declines when stdin is not a terminal: nobody is there to ask', async () => {
+    const r = await run(['call', 'confirm', '{"what":"the deploy"}', ...asking]);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ action: 'decline' });
+  });
+
+  it('asks each field of the form on the terminal, then sends it', async () => {
+    // A terminal of its own (util-linux `script` gives the CLI a pty); each answer is typed
+    // when its prompt shows, as a person would; a refused value gets its prompt again.
+    const { spawn } = await import('node:child_process');
+    const command = [process.execPath, cli, 'call', 'confirm', `'{"what":"the deploy"}'`, '--stdio', `'${process.execPath} ${fixture('asking-server.mjs')}'`].join(' ');
+    const child = spawn('script', ['-qec', command, '/dev/null'], { stdio: ['pipe', 'pipe', 'ignore'] });
+    const stuck = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    const answers = ['maybe', 'y', '', 'me@example.com', ''];
+    let out = '';
+    let typed = 0;
+    child.stdout.on('data', (d) => {
+      out += d;
+      const prompts = (out.match(/\]: |cancel\] /g) ?? []).length;
+      while (typed < Math.min(prompts, answers.length)) child.stdin.write(`${answers[typed++]}\r`);
+    });
+    const code = await new Promise((resolve) => child.on('exit', resolve));
+    clearTimeout(stuck);
+    expect(code, out).toBe(0);
+    expect(out).toContain('The server asks: Confirm the deploy?');
+    expect(out).toContain('not a boolean');
+    expect(out).toMatch(/name \[string; default "anonymous"; optional\]/);
+    const result = out.slice(out.lastIndexOf('{"action"')).trim();
+    expect(JSON.parse(result)).toEqual({ action: 'accept', content: { ok: true, email: 'me@example.com', name: 'anonymous' } });
+  }, 30_000);
+});

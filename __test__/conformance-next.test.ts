@@ -110,8 +110,8 @@ const SCORED_2025_11_25 = [
   'auth/token-endpoint-auth-none',
   'auth/pre-registration',
 ];
-// Listed in expected-failures-2025-11-25.yml, which says why.
-const KNOWN_FAILING = ['elicitation-sep1034-client-defaults'];
+// Listed in expected-failures-2025-11-25.yml, which says why (none now).
+const KNOWN_FAILING: string[] = [];
 
 describe('conformance 0.2: --requirements 2025-11-25 (Node 22)', () => {
   let run: Run;
@@ -138,10 +138,15 @@ describe('conformance 0.2: --requirements 2025-11-25 (Node 22)', () => {
     });
   }
 
-  it('elicitation-sep1034-client-defaults fails only because no elicitation is answered', () => {
-    expect(run.results.get('elicitation-sep1034-client-defaults')).toBe(false);
-    const failed = checks(run, 'elicitation-sep1034-client-defaults').filter((c) => c.status === 'FAILURE');
-    expect(failed[0].errorMessage).toMatch(/Method not found: elicitation\/create/);
+  it('elicitation-sep1034-client-defaults: the elicit hook accepts an empty form and the schema defaults fill it', () => {
+    const passed = checks(run, 'elicitation-sep1034-client-defaults').filter((c) => c.status === 'SUCCESS');
+    expect(passed.map((c) => c.id).sort()).toEqual([
+      'client-elicitation-sep1034-boolean-default',
+      'client-elicitation-sep1034-enum-default',
+      'client-elicitation-sep1034-integer-default',
+      'client-elicitation-sep1034-number-default',
+      'client-elicitation-sep1034-string-default',
+    ]);
   });
 
   // Run, not scored: `client_credentials` with a secret and with private_key_jwt pass today.
@@ -155,7 +160,7 @@ describe('conformance 0.2: --requirements 2025-11-25 (Node 22)', () => {
 // What --requirements 2026-07-28 scores for a client: the modern wire (request metadata, the
 // HTTP headers, x-mcp-header), schemas, Multi Round-Trip Requests, and its 25 authorization
 // scenarios. The client pins the revision from MCP_CONFORMANCE_PROTOCOL_VERSION.
-const KNOWN_FAILING_2026 = ['sep-2322-client-request-state', 'request-metadata'];
+const KNOWN_FAILING_2026 = ['request-metadata'];
 
 describe('conformance 0.2: --requirements 2026-07-28 (Node 22)', () => {
   let run: Run;
@@ -179,6 +184,17 @@ describe('conformance 0.2: --requirements 2026-07-28 (Node 22)', () => {
       expect([scenario, run.results.get(scenario)]).toEqual([scenario, true]);
       expect(checks(run, scenario).filter((c) => c.status === 'FAILURE')).toEqual([]);
     }
+  });
+
+  it('sep-2322-client-request-state: every Multi Round-Trip check passes', () => {
+    const all = checks(run, 'sep-2322-client-request-state');
+    expect(all.filter((c) => c.status === 'SUCCESS').map((c) => c.id).sort()).toEqual([
+      'sep-2322-client-jsonrpc-id-different',
+      'sep-2322-client-no-state-omitted',
+      'sep-2322-client-parallel-isolation',
+      'sep-2322-client-request-state-echoed',
+      'sep-2322-default-result-type-complete',
+    ]);
   });
 
   it('request-metadata fails no check: its one warning is the pinned era', () => {

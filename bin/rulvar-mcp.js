@@ -16,6 +16,7 @@ const os = require('node:os');
 const crypto = require('node:crypto');
 const api = require('../lib/index.js');
 const { unvalidatedReasons, lockTextOf } = require('../lib/source.js');
+const { terminalElicit } = require('./terminal-elicit.js');
 
 const USAGE = `usage: rulvar-mcp inspect|call <tool> [json]|lock|diff <lockfile> [options]
   lock                        writes the toolset lock of the import (stdout, or --out FILE)
@@ -422,6 +423,8 @@ async function main(argv) {
       config.lockPolicy = 'report';
     }
     listener = await addOAuth(config, values);
+    // A tool that asks the user something mid-call asks the person at this terminal.
+    if (command === 'call') config.elicit = { handler: terminalElicit, form: true, url: true };
     source = api.mcp(config);
     if (command === 'inspect') await inspect(source, config, values.json);
     else if (command === 'lock') await lock(source, values.out);

@@ -7,6 +7,7 @@
 const { adopt, callFailure } = require('./errors.js');
 const { describePosture } = require('./posture.js');
 const { makeInprocessBridge } = require('./inprocess.js');
+const { makeAsk } = require('./asks.js');
 // The kinds of entry in a batch from takeCompletions(), as the native side writes them.
 const { COMPLETION_PROGRESS, COMPLETION_RESULT } = require('./native.js');
 
@@ -77,7 +78,7 @@ function unvalidatedReasons(def) {
 }
 
 // The hooks' names, as SourceHooks (index.d.ts's binding types) has them.
-const HOOKS = ['wake', 'headers', 'attach', 'toServer', 'detach', 'toServerSoon', 'oauthAuthorize', 'oauthLoad', 'oauthSave'];
+const HOOKS = ['wake', 'headers', 'attach', 'toServer', 'detach', 'toServerSoon', 'oauthAuthorize', 'oauthLoad', 'oauthSave', 'ask'];
 
 // Sources with calls in flight: held here while nothing else may hold them (a host that awaits
 // a call after dropping its source and ToolDefs must still see the call settle).
@@ -194,6 +195,8 @@ function createSource(native, HostConfigError, config) {
     detach: bridge?.detach,
     toServerSoon: bridge?.toServerSoon,
     ...oauthHooks,
+    // What a server asks back goes to the calling tool's context, found by the call's id.
+    ask: makeAsk(config, (callId) => waiting.get(callId), () => aborter.signal),
   };
   try {
     nativeSource = new native.NativeSource(config, { ...weakHooks(hooks), lockText: lockTextFor(config) });
@@ -237,8 +240,11 @@ function createSource(native, HostConfigError, config) {
   // no closures: the in-process path runs at the speed of the server, so every allocation
   // shows up in its latency.
   class Call {
-    constructor(resolve, reject, log, signal, id, name, snapshot) {
+    constructor(resolve, reject, ctx, log, signal, id, name, snapshot) {
       this.resolve = resolve;
+      this.ctx = ctx;
+      // What runs when the call ends (the signal of a hook answering for it), if anything.
+      this.ended = undefined;
       this.reject = reject;
       this.log = log;
       this.signal = signal;
@@ -249,8 +255,13 @@ function createSource(native, HostConfigError, config) {
 
     settle(ok, value) {
       if (this.signal !== undefined) unwatch(this.signal, this);
+      if (this.ended !== undefined) for (const end of this.ended) end();
       if (ok) this.resolve(value);
       else this.reject(callFailure(value));
+    }
+
+    whenEnded(end) {
+      (this.ended ??= []).push(end);
     }
 
     // The call's ctx.signal aborted (through the one listener per signal, see watch()).
@@ -284,7 +295,7 @@ function createSource(native, HostConfigError, config) {
     }
     if (typeof started === 'string') return Promise.reject(new Error(started));
     return new Promise((resolve, reject) => {
-      const call = new Call(resolve, reject, log, signal, started, def.name, snapshot);
+      const call = new Call(resolve, reject, ctx, log, signal, started, def.name, snapshot);
       if (signal !== undefined) watch(signal, call);
       waiting.set(started, call);
       hold(true);

@@ -3,16 +3,15 @@
 
 use crate::client::era::Era;
 use crate::client::handshake::{self, Refusal};
-use crate::client::rpc::{Answer, Fast, Listener, Rpc, RpcError, Waiter};
+use crate::client::rpc::{Listener, Rpc, RpcError, Waiter};
 use crate::core::admit::{Admission, AdmissionError, ToolSpec};
 use crate::core::config::{wait_of, Config, Drift as DriftPolicy};
 use crate::core::drift::Drift;
 use crate::core::error::{with_diagnostics, ConfigError, Failure, OAuthFailure};
 use crate::core::headers;
-use crate::core::jcs::{format_f64, write_string};
-use crate::core::lite::{self, RawObject};
+use crate::core::jcs::format_f64;
+use crate::core::lite;
 use crate::core::lock::{Lock, Report};
-use crate::core::result::{map_raw_result, map_result};
 use crate::core::secrets::Secrets;
 use crate::core::sweep::{sweep, PageError, SweepBounds, SweepError};
 use crate::core::validate::describe;
@@ -20,11 +19,14 @@ use crate::transport::observe::{Inbound, MAX_JSON_DEPTH};
 use crate::transport::Wire;
 use futures::future::BoxFuture;
 use serde_json::{json, Value};
-use std::fmt::Write;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
+mod asks;
+mod call;
 mod lock;
+
+pub use asks::{AskHook, HookFailure};
 
 /// The SDK's default request timeout, used where the config declares none.
 pub const DEFAULT_TIMEOUT_MS: f64 = 60_000.0;
@@ -33,13 +35,13 @@ pub const DEFAULT_TIMEOUT_MS: f64 = 60_000.0;
 /// content, which the SDK server makes of every error a tool throws, or the values a schema
 /// check quotes from structured content), and may echo a header or env value as a JSON-RPC
 /// error's message may.
-fn redacted_failure(secrets: &Secrets, f: Failure) -> Failure {
+pub(crate) fn redacted_failure(secrets: &Secrets, f: Failure) -> Failure {
     f.map_message(|m| secrets.redact(&m))
 }
 
 /// `e` with the server's own error message redacted: it can echo a header or env value.
 /// Failures our transports report carry their server text redacted already.
-fn redacted(secrets: &Secrets, e: RpcError) -> RpcError {
+pub(crate) fn redacted(secrets: &Secrets, e: RpcError) -> RpcError {
     match e {
         RpcError::Remote { code, message } => RpcError::Remote {
             code,
@@ -94,6 +96,10 @@ pub trait Connector: Send + Sync + 'static {
     }
     /// The issuer of the authorization server whose token the connection uses (OAuth).
     fn issuer(&self) -> Option<String> {
+        None
+    }
+    /// The host's hooks for what a server asks back (`elicit`, `sample`, `roots`), if any.
+    fn ask_hook(&self) -> Option<Arc<dyn AskHook>> {
         None
     }
 }
@@ -151,39 +157,6 @@ fn listen(conn: &Arc<Connection>, drift: Arc<Drift>) {
         );
     }
     open(Arc::downgrade(&conn.rpc), drift, LISTEN_PAUSE, runtime);
-}
-
-/// A modern result that is not the call's outcome (`resultType` other than `complete`; absent
-/// means complete): an `input_required` one asks the client for something (a person's answer,
-/// a model's completion, the roots) that this client has no way to give, so the call ends
-/// with an error that names what was asked.
-fn incomplete(tool: &str, kind: &Value, asked: Option<&Value>) -> Failure {
-    if kind == "input_required" {
-        let mut methods: Vec<&str> = asked
-            .and_then(Value::as_object)
-            .map(|m| {
-                m.values()
-                    .filter_map(|r| r.get("method")?.as_str())
-                    .collect()
-            })
-            .unwrap_or_default();
-        methods.sort_unstable();
-        methods.dedup();
-        let what = match methods.is_empty() {
-            true => "input".to_owned(),
-            false => methods.join(", "),
-        };
-        return format!(
-            "mcp: tool '{tool}' needs input from the client that it cannot give (the server asked for {what})"
-        )
-        .into();
-    }
-    let kind = match kind.as_str() {
-        Some(k) => format!("'{}'", k.chars().take(64).collect::<String>()),
-        None => "that is not a string".to_owned(),
-    };
-    format!("mcp: tool '{tool}' returned a result of type {kind}, which this client does not know")
-        .into()
 }
 
 /// How long a listen request that ended waits before it is opened again, and the most that
@@ -279,6 +252,8 @@ pub struct Source<C: Connector> {
     lock: Option<Arc<Lock>>,
     /// What the latest import's check found (a lock or `strict` in use), for `lockReport()`.
     report: Mutex<Option<Report>>,
+    /// Answers what a server asks back, by the host's hooks (nothing when none are set).
+    asker: Arc<asks::Asker>,
 }
 
 fn ms(v: Option<f64>) -> f64 {
@@ -305,9 +280,15 @@ impl<C: Connector> Source<C> {
             let lock = lock.clone();
             std::thread::spawn(move || lock.prepare());
         }
+        let asker = asks::Asker::new(
+            config.asks.clone(),
+            connector.ask_hook(),
+            duration(ms(config.timeouts.call_ms)),
+        );
         Arc::new(Source {
             lock,
             report: Mutex::new(None),
+            asker,
             id: config.id(),
             drift: Arc::new(Drift::new(config.drift == DriftPolicy::Refuse)),
             config,
@@ -431,6 +412,11 @@ impl<C: Connector> Source<C> {
             (live.epoch, live.closed.subscribe())
         };
         let router = Rpc::router();
+        if self.asker.offered() {
+            let runtime = tokio::runtime::Handle::current();
+            self.asker.set_runtime(runtime.clone());
+            router.answer_with(Arc::new(asks::ForServer(self.asker.clone())), runtime);
+        }
         let inbound = Inbound::with_sink(self.drift.clone(), router.clone());
         let attempt = async {
             let wire = self.connector.open(inbound).await?;
@@ -475,7 +461,13 @@ impl<C: Connector> Source<C> {
             }
         };
         // The remaining opening shares the same budget.
-        let opening = handshake::open(&conn.rpc, Some(duration(connect_ms)), self.config.protocol);
+        let capabilities = self.asker.capabilities();
+        let opening = handshake::open(
+            &conn.rpc,
+            Some(duration(connect_ms)),
+            self.config.protocol,
+            &capabilities,
+        );
         match opening.await {
             Ok(era) => {
                 if era == (Era::Modern { list_changed: true }) {
@@ -622,68 +614,8 @@ impl<C: Connector> Source<C> {
             }
         }
         let call_ms = ms(self.config.timeouts.call_ms);
-        let rpc = &snapshot.conn.rpc;
-        let id = rpc.reserve_id();
-        // The params as text around the caller's own input text, which is already JSON (the
-        // parse above proved it): the arguments are not printed again on every call.
-        let mut params = String::with_capacity(input.len() + spec.original.len() + 64);
-        params.push('{');
-        if progress.is_some() {
-            let _ = write!(params, "\"_meta\":{{\"progressToken\":{id}}},");
-        }
-        params.push_str("\"name\":");
-        write_string(&mut params, &spec.original);
-        params.push_str(",\"arguments\":");
-        params.push_str(input);
-        params.push('}');
-        let held = snapshot.clone();
-        let secrets = self.secrets.clone();
-        let fast_held = snapshot.clone();
-        let fast_secrets = self.secrets.clone();
-        let fast: Fast = Arc::new(move |result: &RawObject| {
-            let spec = &fast_held.tools[index];
-            if let Some(kind) = result.get("resultType").filter(|k| *k != "\"complete\"") {
-                let kind = serde_json::from_str(kind).unwrap_or(Value::Null);
-                let asked = result
-                    .get("inputRequests")
-                    .and_then(|t| serde_json::from_str(t).ok());
-                let failure = incomplete(&spec.name, &kind, asked.as_ref());
-                return Some(Err(redacted_failure(&fast_secrets, failure)));
-            }
-            map_raw_result(&spec.name, spec.output.as_ref(), result)
-                .map(|mapped| mapped.map_err(|f| redacted_failure(&fast_secrets, f)))
-        });
-        let waiter = Waiter::answered(Some(fast), move |answer| {
-            let reply = match answer {
-                Answer::Mapped(outcome) => return done(id, outcome),
-                Answer::Reply(reply) => reply,
-            };
-            let spec = &held.tools[index];
-            let mapped = reply
-                .map_err(|e| match e {
-                    RpcError::TimedOut => format!(
-                        "mcp: tool '{}' timed out after {}ms (timeouts.callMs)",
-                        spec.name,
-                        format_f64(call_ms)
-                    )
-                    .into(),
-                    RpcError::Cancelled => format!("mcp: tool '{}' was aborted", spec.name).into(),
-                    other => redacted(&secrets, other)
-                        .into_failure()
-                        .map_message(|m| format!("mcp: tool '{}' failed: {m}", spec.name)),
-                })
-                .and_then(|result| match result.get("resultType") {
-                    Some(kind) if kind != "complete" => Err(redacted_failure(
-                        &secrets,
-                        incomplete(&spec.name, kind, result.get("inputRequests")),
-                    )),
-                    _ => map_result(&spec.name, spec.output.as_ref(), result)
-                        .map_err(|f| redacted_failure(&secrets, f)),
-                })
-                // serde_json's writer, not `Display`, which goes through `fmt` per token.
-                .map(|value| serde_json::to_string(&value).unwrap_or_else(|_| "null".into()));
-            done(id, mapped);
-        });
+        let id = snapshot.conn.rpc.reserve_id();
+        let text = call::params(id, progress.is_some(), &spec.original, input, "");
         // Arguments a modern HTTP request mirrors into headers (read only for tools that
         // declare some).
         let mirrored = match spec.headers.is_empty() {
@@ -692,25 +624,52 @@ impl<C: Connector> Source<C> {
                 .map(|arguments| headers::values(&spec.headers, &arguments))
                 .unwrap_or_default(),
         };
-        rpc.submit_named(
-            id,
-            "tools/call",
-            Some(&spec.original),
-            mirrored,
-            &params,
-            Some(duration(call_ms)),
-            progress,
-            waiter,
-        );
+        let timeout = duration(call_ms);
+        let mut plan = call::Plan {
+            snapshot: snapshot.clone(),
+            index,
+            secrets: self.secrets.clone(),
+            call_ms,
+            first: id,
+            rounds: None,
+        };
+        // A host that answers input requests: the call may take further rounds, which need
+        // its arguments again and a runtime to answer on. A call of any other source pays
+        // nothing for it.
+        let runtime = self.asker.offered().then(|| self.asker.runtime()).flatten();
+        let Some(runtime) = runtime else {
+            let plan = Arc::new(plan);
+            call::submit(plan, id, &text, mirrored, timeout, progress, done);
+            return Ok(id);
+        };
+        let deadline = std::time::Instant::now() + timeout;
+        plan.rounds = Some(call::Rounds {
+            asker: self.asker.clone(),
+            input: input.to_owned(),
+            mirrored: mirrored.clone(),
+            progress: progress.clone(),
+            deadline,
+            runtime,
+            taken: Default::default(),
+        });
+        self.asker.begin(id, deadline);
+        let asker = self.asker.clone();
+        let done = move |first: u64, outcome: Result<String, Failure>| {
+            asker.end(first);
+            done(first, outcome);
+        };
+        call::submit(Arc::new(plan), id, &text, mirrored, timeout, progress, done);
         Ok(id)
     }
 
     /// Gives up on a call started by `start_call`; its `done` gets "was aborted".
     pub fn cancel_call(&self, snapshot: &Snapshot, id: u64) {
+        // A call in a further round is on the wire under another id.
+        let current = self.asker.cancel(id).unwrap_or(id);
         snapshot
             .conn
             .rpc
-            .abandon(id, "cancelled by the caller", RpcError::Cancelled);
+            .abandon(current, "cancelled by the caller", RpcError::Cancelled);
     }
 
     /// `close()`: idempotent; fails in-flight work, releases the connection, resets the source.

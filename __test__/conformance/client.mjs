@@ -2,7 +2,8 @@
 // last argument (the scenario's name in MCP_CONFORMANCE_SCENARIO, its data in
 // MCP_CONFORMANCE_CONTEXT). It imports the server's tools, calls each one, and closes. For the
 // `auth/*` scenarios it sets `http.oauth`: its `authorize` plays the user's browser, fetching
-// the authorization URL and handing back the authorization server's redirect.
+// the authorization URL and handing back the authorization server's redirect. Its `elicit`
+// plays a user who accepts each form as offered.
 import { mcp } from '../../lib/index.mjs';
 
 const url = process.argv[process.argv.length - 1];
@@ -57,6 +58,8 @@ const source = mcp({
   ...(era === '2026-07-28' || era === '2025-11-25' ? { protocol: era } : {}),
   timeouts: { callMs: 10_000 },
   ...(oauth ? { http: { oauth } } : {}),
+  // The user accepts every form as it is offered: the schema's defaults fill it (SEP-1034).
+  elicit: () => ({ action: 'accept', content: {} }),
 });
 let failed = false;
 try {

@@ -45,9 +45,9 @@ impl Era {
 
 /// The `_meta` members of every modern request, as JSON text (without braces): written once
 /// per connection, spliced into each request's params.
-pub fn modern_meta() -> String {
+pub fn modern_meta(capabilities: &str) -> String {
     format!(
-        "\"io.modelcontextprotocol/protocolVersion\":\"{MODERN}\",\"io.modelcontextprotocol/clientInfo\":{{\"name\":\"rulvar\",\"version\":\"{}\"}},\"io.modelcontextprotocol/clientCapabilities\":{{}}",
+        "\"io.modelcontextprotocol/protocolVersion\":\"{MODERN}\",\"io.modelcontextprotocol/clientInfo\":{{\"name\":\"rulvar\",\"version\":\"{}\"}},\"io.modelcontextprotocol/clientCapabilities\":{capabilities}",
         super::handshake::CLIENT_VERSION
     )
 }
@@ -97,7 +97,7 @@ mod tests {
             assert_eq!(out, expected);
             serde_json::from_str::<Value>(&out).unwrap();
         }
-        serde_json::from_str::<Value>(&format!("{{{}}}", modern_meta())).unwrap();
+        serde_json::from_str::<Value>(&format!("{{{}}}", modern_meta("{}"))).unwrap();
     }
 
     #[test]

@@ -30,23 +30,27 @@ impl From<RpcError> for Refusal {
 }
 
 /// Opens the connection in the era the server speaks (`protocol`: `Auto`), or in the pinned
-/// one; `timeout` bounds the whole opening.
+/// one; `timeout` bounds the whole opening. `capabilities` is the client's, as JSON text (`{}`
+/// unless the host offers to answer what a server asks back).
 pub async fn open(
     rpc: &Rpc,
     timeout: Option<Duration>,
     protocol: Protocol,
+    capabilities: &str,
 ) -> Result<Era, Refusal> {
     let started = std::time::Instant::now();
     if protocol == Protocol::Modern {
-        return discover(rpc, timeout).await.map_err(|e| match e {
-            Refusal::Rpc(refused @ RpcError::Remote { .. }) => Refusal::Pin(format!(
-                "the server refused protocol {MODERN} ('protocol' pins it): {}",
-                refused.describe()
-            )),
-            other => other,
-        });
+        return discover(rpc, timeout, capabilities)
+            .await
+            .map_err(|e| match e {
+                Refusal::Rpc(refused @ RpcError::Remote { .. }) => Refusal::Pin(format!(
+                    "the server refused protocol {MODERN} ('protocol' pins it): {}",
+                    refused.describe()
+                )),
+                other => other,
+            });
     }
-    let refused = match initialize(rpc, timeout).await {
+    let refused = match initialize(rpc, timeout, capabilities).await {
         Ok(version) => return Ok(Era::Legacy(version)),
         Err(refused @ RpcError::Remote { .. }) if protocol == Protocol::Legacy => {
             return Err(Refusal::Pin(format!(
@@ -58,7 +62,7 @@ pub async fn open(
         Err(other) => return Err(other.into()),
     };
     let left = timeout.map(|t| t.saturating_sub(started.elapsed()));
-    match discover(rpc, left).await {
+    match discover(rpc, left, capabilities).await {
         Ok(era) => Ok(era),
         Err(Refusal::Rpc(RpcError::TimedOut)) => Err(RpcError::TimedOut.into()),
         // Not a modern server either: what it said to `initialize` is the error.
@@ -67,8 +71,12 @@ pub async fn open(
 }
 
 /// `server/discover`, with every request from now on in the modern envelope.
-async fn discover(rpc: &Rpc, timeout: Option<Duration>) -> Result<Era, Refusal> {
-    rpc.speak_modern();
+async fn discover(
+    rpc: &Rpc,
+    timeout: Option<Duration>,
+    capabilities: &str,
+) -> Result<Era, Refusal> {
+    rpc.speak_modern(capabilities);
     let result = rpc.request("server/discover", json!({}), timeout).await?;
     Era::from_discover(&result).ok_or_else(|| {
         let named = result
@@ -94,11 +102,16 @@ async fn discover(rpc: &Rpc, timeout: Option<Duration>) -> Result<Era, Refusal> 
     })
 }
 
-async fn initialize(rpc: &Rpc, timeout: Option<Duration>) -> Result<String, RpcError> {
+async fn initialize(
+    rpc: &Rpc,
+    timeout: Option<Duration>,
+    capabilities: &str,
+) -> Result<String, RpcError> {
     let started = std::time::Instant::now();
+    let capabilities: Value = serde_json::from_str(capabilities).unwrap_or_else(|_| json!({}));
     let params = json!({
         "protocolVersion": PROTOCOL_VERSION,
-        "capabilities": {},
+        "capabilities": capabilities,
         "clientInfo": { "name": "rulvar", "version": CLIENT_VERSION }
     });
     let result = rpc.request("initialize", params, timeout).await?;

@@ -6,10 +6,22 @@ use super::rpc::{fail_all, lock, Answer, RpcError, Shared};
 use crate::core::lite::RawObject;
 use crate::transport::observe::{Event, Sink};
 use crate::transport::Wire;
+use futures::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::sync::{Arc, OnceLock};
 use tokio::sync::Notify;
+
+/// What a server asks the client in the middle of a call (an elicitation, a model completion,
+/// the roots) is answered by whoever the source set here: the host's hooks, with the checks of
+/// `core::asks`. The answer is a result, or a JSON-RPC error's code and message.
+pub trait Answerer: Send + Sync {
+    fn answer(
+        &self,
+        method: &str,
+        params: Value,
+    ) -> BoxFuture<'static, Result<Value, (i64, String)>>;
+}
 
 /// Routes inbound messages to their callers, on whichever thread the transport read them.
 pub struct Router {
@@ -17,6 +29,9 @@ pub struct Router {
     pub(super) wire: OnceLock<Arc<dyn Wire>>,
     pub(super) pending: Shared,
     pub(super) timer: Arc<Notify>,
+    /// Set when the host offers answers; the runtime each answer is awaited on (a request
+    /// can arrive on a thread that has none: an in-process server's, on the JS thread).
+    asks: OnceLock<(Arc<dyn Answerer>, tokio::runtime::Handle)>,
 }
 
 impl Sink for Router {
@@ -83,13 +98,27 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
 }
 
 impl Router {
+    pub(super) fn new(pending: Shared, timer: Arc<Notify>) -> Self {
+        Self {
+            wire: OnceLock::new(),
+            pending,
+            timer,
+            asks: OnceLock::new(),
+        }
+    }
+
+    /// From now on a server's requests other than ping go to `answerer`, awaited on `runtime`.
+    pub fn answer_with(&self, answerer: Arc<dyn Answerer>, runtime: tokio::runtime::Handle) {
+        let _ = self.asks.set((answerer, runtime));
+    }
+
     fn handle(&self, message: Value) {
         let Value::Object(mut m) = message else {
             return;
         };
         if let Some(Value::String(method)) = m.remove("method") {
             match m.remove("id") {
-                Some(id) => self.answer_server_request(&method, id),
+                Some(id) => self.answer_server_request(&method, id, m.remove("params")),
                 None => self.notification(&method, m.remove("params")),
             }
             return;
@@ -134,15 +163,35 @@ impl Router {
         }
     }
 
-    /// The client offers no capabilities: ping is answered, anything else is "not found".
-    fn answer_server_request(&self, method: &str, id: Value) {
-        let reply = if method == "ping" {
-            json!({ "jsonrpc": "2.0", "id": id, "result": {} })
-        } else {
-            json!({ "jsonrpc": "2.0", "id": id, "error": { "code": -32601, "message": format!("Method not found: {method}") } })
+    /// Ping is answered here; anything else goes to the answerer when the host offers one, and
+    /// is "not found" when it does not (the client declared no capability then).
+    fn answer_server_request(&self, method: &str, id: Value, params: Option<Value>) {
+        let Some(wire) = self.wire.get().cloned() else {
+            return;
         };
-        if let Some(wire) = self.wire.get() {
-            let _ = wire.send(reply.to_string(), None);
+        if method != "ping" {
+            if let Some((answerer, runtime)) = self.asks.get() {
+                let answering = answerer.answer(method, params.unwrap_or(Value::Null));
+                runtime.spawn(async move {
+                    let reply = reply(id, answering.await);
+                    let _ = wire.send(reply.to_string(), None);
+                });
+                return;
+            }
+        }
+        let answer = match method {
+            "ping" => Ok(json!({})),
+            _ => Err((-32601, format!("Method not found: {method}"))),
+        };
+        let _ = wire.send(reply(id, answer).to_string(), None);
+    }
+}
+
+fn reply(id: Value, answer: Result<Value, (i64, String)>) -> Value {
+    match answer {
+        Ok(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
+        Err((code, message)) => {
+            json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } })
         }
     }
 }

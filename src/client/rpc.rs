@@ -168,11 +168,10 @@ pub struct Rpc {
 impl Rpc {
     /// The router a connection's transport delivers to; `start` joins it to the wire.
     pub fn router() -> Arc<Router> {
-        Arc::new(Router {
-            wire: OnceLock::new(),
-            pending: Arc::new(Mutex::new(Pending::default())),
-            timer: Arc::new(Notify::new()),
-        })
+        Arc::new(Router::new(
+            Arc::new(Mutex::new(Pending::default())),
+            Arc::new(Notify::new()),
+        ))
     }
 
     /// Must run inside the tokio runtime: it starts the connection's timer task.
@@ -194,8 +193,8 @@ impl Rpc {
 
     /// From now on every request carries the modern `_meta` (protocol version, client info and
     /// capabilities): the connection speaks 2026-07-28.
-    pub fn speak_modern(&self) {
-        let _ = self.meta.set(super::era::modern_meta());
+    pub fn speak_modern(&self, capabilities: &str) {
+        let _ = self.meta.set(super::era::modern_meta(capabilities));
     }
 
     pub fn wire(&self) -> &Arc<dyn Wire> {

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 
 pub const BOUND_KEYS: [&str; 3] = ["maxTools", "maxPages", "maxSchemaBytes"];
 pub const TIMEOUT_KEYS: [&str; 4] = ["connectMs", "listMs", "callMs", "discoveryMs"];
-pub const TOP_LEVEL_KEYS: [&str; 25] = [
+pub const TOP_LEVEL_KEYS: [&str; 29] = [
     "transport",
     "command",
     "args",
@@ -40,6 +40,11 @@ pub const TOP_LEVEL_KEYS: [&str; 25] = [
     "lock",
     "lockPolicy",
     "strict",
+    // What a server may ask back in the middle of a call (`core::asks`).
+    "elicit",
+    "sample",
+    "roots",
+    "maxInputRounds",
     // `id` is read-only output, but hosts spread a source's config back into mcp() at times.
     "id",
 ];
@@ -164,6 +169,8 @@ pub struct Config {
     pub lock_policy: LockPolicy,
     /// `strict`: a poisoning sign in a description or title refuses the import.
     pub strict: bool,
+    /// What the host offers to answer when a server asks back (nothing by default).
+    pub asks: super::asks::Asks,
 }
 
 /// `protocol`: which era the connection opens in. `Auto` opens with the 2025 handshake and
@@ -357,6 +364,7 @@ impl Config {
             }
         }
         let (lock, lock_policy, strict) = parse_lock_keys(raw)?;
+        let asks = super::asks::parse(raw)?;
         Ok(Config {
             transport,
             allow,
@@ -373,6 +381,7 @@ impl Config {
             lock,
             lock_policy,
             strict,
+            asks,
         })
     }
 }

@@ -3,6 +3,7 @@
 //! layer above and importing none of them; `cargo test` covers it all.
 
 pub(crate) mod admit;
+pub(crate) mod asks;
 pub mod canonical;
 pub(crate) mod config;
 pub(crate) mod dialect;

@@ -175,6 +175,25 @@ impl Compiled {
     }
 }
 
+impl Compiled {
+    /// Where `instance` breaks the schema and which keyword it breaks, as `at /a: type`,
+    /// without the instance's values (for an answer whose words are a person's).
+    pub fn issue_locations(&self, instance: &Value) -> Vec<String> {
+        let Ok(validator) = &self.validator else {
+            return Vec::new();
+        };
+        validator
+            .validator
+            .iter_errors(instance)
+            .map(|e| {
+                let path = e.instance_path().to_string();
+                let at = if path.is_empty() { "/" } else { path.as_str() };
+                format!("at {at}: {}", e.kind().keyword())
+            })
+            .collect()
+    }
+}
+
 /// Compiles in the schema's dialect, without the definitions no reference reaches, for
 /// instances in representation `F`.
 fn compile<F: Json>(

@@ -8,12 +8,12 @@ use super::connector::{InProcessHooks, NodeConnector};
 use super::convert::to_raw;
 use super::environment::environment_children;
 use super::errors::{from_napi, refusal, to_js_error};
-use super::hooks::{HeaderHook, Hook, JsBridge, WakeHook};
+use super::hooks::{HeaderHook, Hook, JsAskHook, JsBridge, WakeHook};
 use super::oauth::NodeOAuthHost;
 use crate::core::config::{Config, Headers, LockSource, Transport};
 use crate::core::lock::{self, Lock};
 use crate::core::secrets::Secrets;
-use crate::source::Source;
+use crate::source::{AskHook, Source};
 use crate::transport::http::{HeaderSource, StaticHeaders};
 use crate::transport::inprocess::Bridge;
 use crate::transport::oauth::OAuth;
@@ -71,6 +71,10 @@ pub struct SourceHooks {
     /// `http.oauth.store.save`, wrapped: takes `{ key, value }` as JSON text.
     #[napi(ts_type = "(text: string) => Promise<string>")]
     pub oauth_save: Option<Hook<String, Promise<String>>>,
+    /// `elicit`, `sample` and `roots` (a function), wrapped (lib/asks.js): takes the ask as
+    /// JSON text, always resolves with `{"answer"}` or `{"failed"}` as text.
+    #[napi(ts_type = "(text: string) => Promise<string>")]
+    pub ask: Option<Hook<String, Promise<String>>>,
     /// `lock` given as the parsed object: its JSON text (a path is read here instead).
     pub lock_text: Option<String>,
 }
@@ -90,6 +94,7 @@ impl NativeSource {
             oauth_authorize,
             oauth_load,
             oauth_save,
+            ask,
             lock_text,
         } = hooks;
         let raw = to_raw(env.raw(), config.raw()).map_err(from_napi)?;
@@ -159,6 +164,7 @@ impl NativeSource {
             inprocess,
             children,
             secrets: secrets.clone(),
+            ask: ask.map(|h| Arc::new(JsAskHook(Arc::new(h))) as Arc<dyn AskHook>),
         });
         let wake = Arc::new(Mutex::new(wake));
         let waker = wake.clone();

@@ -4,7 +4,7 @@
 use super::hooks::{settled, Hook, JsBridge};
 use crate::core::config::{Config, Transport};
 use crate::core::secrets::Secrets;
-use crate::source::{Connector, SourceError};
+use crate::source::{AskHook, Connector, SourceError};
 use crate::transport::http::{self, HeaderSource, StaticHeaders};
 use crate::transport::inprocess::InProcessWire;
 use crate::transport::oauth::OAuth;
@@ -33,6 +33,8 @@ pub(super) struct NodeConnector {
     /// The stdio children of the Node environment that made this source.
     pub(super) children: Arc<Children>,
     pub(super) secrets: Arc<Secrets>,
+    /// `elicit`, `sample` and `roots` (as a function), behind one callback.
+    pub(super) ask: Option<Arc<dyn AskHook>>,
 }
 
 impl Connector for NodeConnector {
@@ -102,6 +104,10 @@ impl Connector for NodeConnector {
 
     fn issuer(&self) -> Option<String> {
         self.oauth.as_ref().and_then(|o| o.issuer())
+    }
+
+    fn ask_hook(&self) -> Option<Arc<dyn AskHook>> {
+        self.ask.clone()
     }
 
     /// An in-process server left half-connected would refuse the next connect.

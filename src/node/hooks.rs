@@ -5,6 +5,7 @@
 
 use crate::core::config::{header_record, HeaderValue};
 use crate::core::secrets::Secrets;
+use crate::source::{AskHook, HookFailure};
 use crate::transport::http::HeaderSource;
 use crate::transport::inprocess::Bridge;
 use futures::future::BoxFuture;
@@ -75,6 +76,32 @@ pub(super) fn why_failed(e: napi::Error) -> String {
         "its promise was collected without ever settling".to_owned()
     } else {
         e.reason
+    }
+}
+
+/// `elicit`, `sample` and `roots` as the JS side wraps them (lib/asks.js): one callback that
+/// takes the ask as JSON text and always resolves, with `{"answer": ...}` or
+/// `{"failed": "threw" | "aborted"}`; what a hook threw stays on the JS side (the calling
+/// tool's log), never in a message here.
+pub struct JsAskHook(pub Arc<Hook<String, Promise<String>>>);
+
+impl AskHook for JsAskHook {
+    fn ask(&self, request: String) -> BoxFuture<'static, Result<String, HookFailure>> {
+        let hook = self.0.clone();
+        Box::pin(async move {
+            let text = settled(&hook, request)
+                .await
+                .map_err(|_| HookFailure::Threw)?;
+            let mut outcome: serde_json::Map<String, Value> =
+                serde_json::from_str(&text).map_err(|_| HookFailure::Threw)?;
+            match outcome.remove("answer") {
+                Some(answer) => Ok(answer.to_string()),
+                None if outcome.get("failed") == Some(&Value::from("aborted")) => {
+                    Err(HookFailure::Aborted)
+                }
+                None => Err(HookFailure::Threw),
+            }
+        })
     }
 }
 

@@ -1,0 +1,88 @@
+'use strict';
+
+// The host's answers to what a server asks back in the middle of a call (`elicit`, `sample`,
+// `roots` as a function), behind the one callback the native side calls. The native side
+// decides what reaches a hook and checks what it answers (src/core/asks.rs); this side picks
+// the hook, hands it the calling tool's context with a signal that aborts when the call can no
+// longer use an answer, and always resolves: `{ answer }`, or `{ failed: 'threw' | 'aborted' }`.
+// What a hook threw goes to the calling tool's log, never into a message the server or an
+// error text could carry.
+
+const HOOK_OF_METHOD = {
+  'elicitation/create': 'elicit',
+  'sampling/createMessage': 'sample',
+  'roots/list': 'roots',
+};
+
+function handlerOf(value) {
+  if (typeof value === 'function') return value;
+  if (value !== null && typeof value === 'object' && typeof value.handler === 'function') return value.handler;
+  return undefined;
+}
+
+const ABORTED = Symbol('aborted');
+
+function tell(log, name, err) {
+  if (typeof log !== 'function') return;
+  try {
+    log('warn', `mcp: the ${name} hook failed: ${err instanceof Error ? err.message : String(err)}`);
+  } catch {
+    // A host logger that throws must not take the process down.
+  }
+}
+
+/**
+ * The `ask` callback for the native source, or undefined when the config sets no hook.
+ * `callOf(id)` gives the call in flight (undefined when it is unknown or over): its `ctx`, and
+ * `whenEnded(f)`; `closing()` gives the source's own signal, aborted by close().
+ */
+function makeAsk(config, callOf, closing) {
+  if (config === null || typeof config !== 'object') return undefined;
+  const hooks = {
+    elicit: handlerOf(config.elicit),
+    sample: handlerOf(config.sample),
+    roots: typeof config.roots === 'function' ? config.roots : undefined,
+  };
+  if (hooks.elicit === undefined && hooks.sample === undefined && hooks.roots === undefined) return undefined;
+  return async (text) => {
+    const { call, method, params, ms } = JSON.parse(text);
+    const name = HOOK_OF_METHOD[method];
+    const hook = name === undefined ? undefined : hooks[name];
+    if (hook === undefined) return JSON.stringify({ failed: 'threw' });
+    const calling = call == null ? undefined : callOf(call);
+    const ctx = calling?.ctx;
+    const controller = new AbortController();
+    const abort = () => controller.abort(new Error(`mcp: the ${name} hook's call ended`));
+    // The call ending (its callMs, its caller's signal) ends the wait for an answer.
+    calling?.whenEnded(abort);
+    const signals = [ctx?.signal, closing()].filter((s) => s != null && typeof s.addEventListener === 'function');
+    for (const s of signals) {
+      if (s.aborted) abort();
+      else s.addEventListener('abort', abort, { once: true });
+    }
+    const timer = setTimeout(abort, Math.max(0, ms));
+    if (typeof timer.unref === 'function') timer.unref();
+    let onAbort;
+    const aborted = new Promise((_, reject) => {
+      onAbort = () => reject(ABORTED);
+      if (controller.signal.aborted) onAbort();
+      else controller.signal.addEventListener('abort', onAbort, { once: true });
+    });
+    try {
+      const request = method === 'elicitation/create' ? { ...params, mode: params?.mode ?? 'form' } : (params ?? {});
+      const answering = Promise.resolve().then(() => hook(request, { ...(ctx ?? {}), signal: controller.signal }));
+      const answer = await Promise.race([answering, aborted]);
+      return JSON.stringify({ answer: answer === undefined ? null : answer });
+    } catch (err) {
+      if (err === ABORTED || controller.signal.aborted) return JSON.stringify({ failed: 'aborted' });
+      tell(ctx?.log, name, err);
+      return JSON.stringify({ failed: 'threw' });
+    } finally {
+      clearTimeout(timer);
+      controller.signal.removeEventListener('abort', onAbort);
+      for (const s of signals) s.removeEventListener('abort', abort);
+    }
+  };
+}
+
+module.exports = { makeAsk };
