@@ -245,3 +245,79 @@ describe('a 2026-07-28 server that asks through input_required (Multi Round-Trip
     }
   });
 });
+
+describe('server-everything with the capabilities offered', () => {
+  it('lists its 17 tools, and the four that ask back work through the hooks', async () => {
+    const { referenceBin } = await import('./helpers/servers.js');
+    const asked: string[] = [];
+    const source = mcp({
+      transport: 'stdio',
+      command: process.execPath,
+      args: [referenceBin('everything'), 'stdio'],
+      stderr: 'ignore',
+      elicit: {
+        handler: (request: any) => {
+          asked.push(request.mode);
+          if (request.mode === 'url') return { action: 'accept' };
+          return { action: 'accept', content: { name: 'Ada', check: true, email: 'ada@example.com', homepage: 'https://ada.dev', birthdate: '1815-12-10' } };
+        },
+        url: true,
+      },
+      sample: () => ({ role: 'assistant', content: { type: 'text', text: 'sampled by the host' }, model: 'host-model' }),
+      roots: [{ uri: 'file:///work', name: 'work' }],
+    } as any);
+    try {
+      const defs = await source.tools(session);
+      expect(defs).toHaveLength(17);
+      const by = Object.fromEntries(defs.map((d) => [d.name, d]));
+      expect(await by['get-roots-list'].execute({}, session)).toMatch(/1\. work\s+URI: file:\/\/\/work/);
+      expect(await by['trigger-elicitation-request'].execute({}, session)).toMatch(/User provided the requested information[\s\S]*Name: Ada/);
+      expect(JSON.stringify(await by['trigger-url-elicitation'].execute({ url: 'https://example.com/consent' }, session))).toMatch(/accept/);
+      expect(await by['trigger-sampling-request'].execute({ prompt: 'hi', maxTokens: 10 }, session)).toMatch(/"model": "host-model"[\s\S]*sampled by the host/);
+      expect(asked).toEqual(['form', 'url']);
+    } finally {
+      await source.close();
+    }
+  });
+
+  it('lists the 13 of old without them', async () => {
+    const { referenceBin } = await import('./helpers/servers.js');
+    const source = mcp({ transport: 'stdio', command: process.execPath, args: [referenceBin('everything'), 'stdio'], stderr: 'ignore' } as any);
+    try {
+      expect(await source.tools(session)).toHaveLength(13);
+    } finally {
+      await source.close();
+    }
+  });
+});
+
+describe('a call aborted while its hook is asking', () => {
+  it('rejects at once, aborts the hook’s signal, and tells the server', async () => {
+    let hookSignal: AbortSignal | undefined;
+    const source = stdio({
+      elicit: (_: unknown, ctx: any) => {
+        hookSignal = ctx.signal;
+        return new Promise(() => {});
+      },
+    });
+    try {
+      const by = Object.fromEntries((await source.tools(session)).map((d) => [d.name, d]));
+      const controller = new AbortController();
+      const pending = by.confirm.execute({ what: 'x' }, { runId: 'r', signal: controller.signal });
+      while (hookSignal === undefined) await new Promise((r) => setTimeout(r, 10));
+      controller.abort();
+      expect((await rejection(pending)).message).toBe("mcp: tool 'confirm' was aborted");
+      expect(hookSignal.aborted).toBe(true);
+      // The server saw the cancel (notifications/cancelled aborted its request).
+      let counts: any;
+      for (let i = 0; i < 50; i++) {
+        counts = text(await by.count.execute({}, session));
+        if (counts.cancelled > 0) break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      expect(counts.cancelled).toBe(1);
+    } finally {
+      await source.close();
+    }
+  });
+});
