@@ -45,6 +45,12 @@ function wrapOAuth(oauth, signalOf) {
 function report(log, p) {
   if (log === undefined) return;
   try {
+    if (p.task !== undefined) {
+      // A call that runs as a task: its id and each status it passes through.
+      const { taskId, status, statusMessage } = p.task;
+      log('info', `task ${taskId}: ${status}${statusMessage ? `: ${statusMessage}` : ''}`, p);
+      return;
+    }
     const of = p.total === undefined ? '' : `/${p.total}`;
     log('debug', `progress ${p.progress}${of}${p.message ? `: ${p.message}` : ''}`, p);
   } catch {

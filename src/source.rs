@@ -25,6 +25,7 @@ use std::time::Duration;
 mod asks;
 mod call;
 mod lock;
+mod tasks;
 
 pub use asks::{AskHook, HookFailure};
 
@@ -615,7 +616,14 @@ impl<C: Connector> Source<C> {
         }
         let call_ms = ms(self.config.timeouts.call_ms);
         let id = snapshot.conn.rpc.reserve_id();
-        let text = call::params(id, progress.is_some(), &spec.original, input, "");
+        // A 2025 server runs a call as a task only when asked, per request, and only for a tool
+        // that says it can; a 2026 one decides itself (the client declared the extension).
+        let legacy = matches!(snapshot.conn.era.get(), Some(Era::Legacy(_)));
+        let task = match legacy && spec.tasks && self.asker.tasks() {
+            true => format!(",\"task\":{{\"ttl\":{}}}", call_ms.min(9e15) as u64),
+            false => String::new(),
+        };
+        let text = call::params(id, progress.is_some(), &spec.original, input, &task);
         // Arguments a modern HTTP request mirrors into headers (read only for tools that
         // declare some).
         let mirrored = match spec.headers.is_empty() {
@@ -643,11 +651,19 @@ impl<C: Connector> Source<C> {
             return Ok(id);
         };
         let deadline = std::time::Instant::now() + timeout;
+        // A further round's progress (its token is that request's id) and a task's status are
+        // told as the call's, under the id the host knows it by.
+        let told = progress.clone().map(|listener| {
+            Arc::new(move |mut p: Value| {
+                p["progressToken"] = Value::from(id);
+                listener(p)
+            }) as Listener
+        });
         plan.rounds = Some(call::Rounds {
             asker: self.asker.clone(),
             input: input.to_owned(),
             mirrored: mirrored.clone(),
-            progress: progress.clone(),
+            progress: told,
             deadline,
             runtime,
             taken: Default::default(),

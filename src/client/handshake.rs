@@ -15,6 +15,12 @@ pub const SUPPORTED_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-
 /// The client's version, as `clientInfo` reports it.
 pub const CLIENT_VERSION: &str = "1.0.0";
 
+/// The client's capabilities as each era declares them (JSON text).
+pub struct Capabilities {
+    pub legacy: String,
+    pub modern: String,
+}
+
 /// Why an opening failed: the server's or the connection's error, or a refused era pin
 /// (`protocol`), which the host is told typed.
 #[derive(Debug)]
@@ -30,17 +36,17 @@ impl From<RpcError> for Refusal {
 }
 
 /// Opens the connection in the era the server speaks (`protocol`: `Auto`), or in the pinned
-/// one; `timeout` bounds the whole opening. `capabilities` is the client's, as JSON text (`{}`
-/// unless the host offers to answer what a server asks back).
+/// one; `timeout` bounds the whole opening. `capabilities` are the client's in each era, as
+/// JSON text (`{}` unless the host offers to answer what a server asks back).
 pub async fn open(
     rpc: &Rpc,
     timeout: Option<Duration>,
     protocol: Protocol,
-    capabilities: &str,
+    capabilities: &Capabilities,
 ) -> Result<Era, Refusal> {
     let started = std::time::Instant::now();
     if protocol == Protocol::Modern {
-        return discover(rpc, timeout, capabilities)
+        return discover(rpc, timeout, &capabilities.modern)
             .await
             .map_err(|e| match e {
                 Refusal::Rpc(refused @ RpcError::Remote { .. }) => Refusal::Pin(format!(
@@ -50,7 +56,7 @@ pub async fn open(
                 other => other,
             });
     }
-    let refused = match initialize(rpc, timeout, capabilities).await {
+    let refused = match initialize(rpc, timeout, &capabilities.legacy).await {
         Ok(version) => return Ok(Era::Legacy(version)),
         Err(refused @ RpcError::Remote { .. }) if protocol == Protocol::Legacy => {
             return Err(Refusal::Pin(format!(
@@ -62,7 +68,7 @@ pub async fn open(
         Err(other) => return Err(other.into()),
     };
     let left = timeout.map(|t| t.saturating_sub(started.elapsed()));
-    match discover(rpc, left, capabilities).await {
+    match discover(rpc, left, &capabilities.modern).await {
         Ok(era) => Ok(era),
         Err(Refusal::Rpc(RpcError::TimedOut)) => Err(RpcError::TimedOut.into()),
         // Not a modern server either: what it said to `initialize` is the error.

@@ -43,6 +43,9 @@ pub struct ToolSpec {
     pub contract: Option<Box<Value>>,
     /// The contract is exactly the one the lock pins (so `contract` is not kept).
     pub pinned: bool,
+    /// The tool runs as a task when asked to (`execution.taskSupport` `optional` or
+    /// `required`): a 2025 call asks for one only of such a tool.
+    pub tasks: bool,
 }
 
 /// The admission of one sweep, fed page by page.
@@ -174,6 +177,10 @@ impl Admission {
         // Serialized once: the validator cache's key and the text the JS side parses.
         let title = map.remove("title");
         let annotations = map.remove("annotations");
+        let tasks = map
+            .get("execution")
+            .and_then(|e| e.get("taskSupport"))
+            .is_some_and(|t| t == "optional" || t == "required");
         let description = match map.get("description") {
             Some(Value::String(d)) => d.clone(),
             _ => String::new(),
@@ -216,6 +223,7 @@ impl Admission {
             input,
             output,
             headers,
+            tasks,
         });
     }
 

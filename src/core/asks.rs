@@ -48,6 +48,8 @@ pub struct Asks {
     pub sample: Option<Sample>,
     pub roots: Option<Roots>,
     pub max_rounds: u32,
+    /// `tasks`: a call may come back as a task, followed to its end (MCP Tasks).
+    pub tasks: bool,
 }
 
 impl Default for Asks {
@@ -57,9 +59,13 @@ impl Default for Asks {
             sample: None,
             roots: None,
             max_rounds: DEFAULT_MAX_ROUNDS,
+            tasks: false,
         }
     }
 }
+
+/// The extension a 2026-07-28 client names to be answered with tasks.
+pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
 
 /// A request the client will not pass on, as the JSON-RPC error a 2025 server gets for it.
 #[derive(Debug, Clone, PartialEq)]
@@ -116,7 +122,19 @@ const INTERNAL: i64 = -32603;
 impl Asks {
     /// Whether any key was set: only then is anything declared or answered.
     pub fn offered(&self) -> bool {
-        self.elicit.is_some() || self.sample.is_some() || self.roots.is_some()
+        self.elicit.is_some() || self.sample.is_some() || self.roots.is_some() || self.tasks
+    }
+
+    /// The client capabilities of a 2026-07-28 connection, as JSON text: the 2025 ones, and the
+    /// tasks extension when `tasks` is set (a 2025 call asks for a task per request instead).
+    pub fn modern_capabilities(&self) -> String {
+        let text = self.capabilities();
+        if !self.tasks {
+            return text;
+        }
+        let mut value: Value = serde_json::from_str(&text).unwrap_or_else(|_| json!({}));
+        value["extensions"] = json!({ TASKS_EXTENSION: {} });
+        value.to_string()
     }
 
     /// The client capabilities, as JSON text (`{}` when nothing is offered: the opening stays
@@ -392,7 +410,7 @@ fn check_root(root: &Value) -> std::result::Result<(), String> {
 
 // ------------------------------------------------------------------------------------ config
 
-/// Reads `elicit`, `sample`, `roots` and `maxInputRounds`.
+/// Reads `elicit`, `sample`, `roots`, `maxInputRounds` and `tasks`.
 pub fn parse(raw: &Raw) -> Result<Asks> {
     let elicit = match raw.get("elicit") {
         Raw::Undefined => None,
@@ -474,11 +492,22 @@ pub fn parse(raw: &Raw) -> Result<Asks> {
             )))
         }
     };
+    let tasks = match raw.get("tasks") {
+        Raw::Undefined => false,
+        Raw::Bool(b) => *b,
+        other => {
+            return Err(refuse(format!(
+                "mcp: tasks must be a boolean, got {}",
+                describe_type(other)
+            )))
+        }
+    };
     Ok(Asks {
         elicit,
         sample,
         roots,
         max_rounds,
+        tasks,
     })
 }
 
@@ -567,6 +596,7 @@ mod tests {
             }),
             roots: Some(Roots::Hook),
             max_rounds: 10,
+            tasks: false,
         }
     }
 

@@ -70,9 +70,22 @@ impl Asker {
         self.asks.max_rounds
     }
 
-    /// The client capabilities to declare, as JSON text.
-    pub fn capabilities(&self) -> String {
-        self.asks.capabilities()
+    /// The client capabilities to declare in each era.
+    pub fn capabilities(&self) -> crate::client::handshake::Capabilities {
+        crate::client::handshake::Capabilities {
+            legacy: self.asks.capabilities(),
+            modern: self.asks.modern_capabilities(),
+        }
+    }
+
+    /// Whether a call may be answered with a task, followed to its end.
+    pub fn tasks(&self) -> bool {
+        self.asks.tasks
+    }
+
+    /// Whether the host gave up on the call.
+    pub fn cancelled(&self, call: u64) -> bool {
+        self.calls().get(&call).is_none_or(|f| f.cancelled)
     }
 
     fn calls(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Flight>> {

@@ -6,6 +6,7 @@
 //! `callMs` and at most `maxInputRounds` times.
 
 use super::asks::Asker;
+use super::tasks;
 use super::{redacted, redacted_failure, Snapshot};
 use crate::client::rpc::{Answer, Fast, Listener, RpcError, Waiter};
 use crate::core::error::Failure;
@@ -29,6 +30,13 @@ pub(super) struct Plan {
     pub first: u64,
     /// Set when the host answers input requests.
     pub rounds: Option<Rounds>,
+}
+
+impl Plan {
+    /// Whether a reply may be a task handle to follow.
+    pub fn tasks(&self) -> bool {
+        self.rounds.as_ref().is_some_and(|r| r.asker.tasks())
+    }
 }
 
 /// What a further round needs.
@@ -99,7 +107,7 @@ where
     let fast: Fast = Arc::new(move |result: &RawObject| {
         let spec = &fast_plan.snapshot.tools[fast_plan.index];
         if let Some(kind) = result.get("resultType").filter(|k| *k != "\"complete\"") {
-            if fast_plan.rounds.is_some() && kind == "\"input_required\"" {
+            if fast_plan.rounds.is_some() && (kind == "\"input_required\"" || kind == "\"task\"") {
                 // Answered on the `Value` path, which has the requests to answer.
                 return None;
             }
@@ -109,6 +117,10 @@ where
                 .and_then(|t| serde_json::from_str(t).ok());
             let failure = incomplete(&spec.name, &kind, asked.as_ref());
             return Some(Err(redacted_failure(&fast_plan.secrets, failure)));
+        }
+        if fast_plan.tasks() && result.get("task").is_some() {
+            // A 2025 task handle: followed on the `Value` path.
+            return None;
         }
         map_raw_result(&spec.name, spec.output.as_ref(), result)
             .map(|mapped| mapped.map_err(|f| redacted_failure(&fast_plan.secrets, f)))
@@ -135,6 +147,13 @@ where
             Some(kind) if kind == "input_required" && plan.rounds.is_some() => {
                 return again(plan, result, Box::new(done));
             }
+            Some(kind) if kind == "task" && plan.tasks() => {
+                return tasks::follow(plan, true, result, Box::new(done));
+            }
+            None if plan.tasks() && result.get("task").is_some_and(Value::is_object) => {
+                let task = result.get("task").cloned().unwrap_or_default();
+                return tasks::follow(plan, false, task, Box::new(done));
+            }
             Some(kind) if kind != "complete" => Err(redacted_failure(
                 &plan.secrets,
                 incomplete(&spec.name, kind, result.get("inputRequests")),
@@ -148,7 +167,7 @@ where
     })
 }
 
-fn timed_out(tool: &str, call_ms: f64) -> Failure {
+pub(super) fn timed_out(tool: &str, call_ms: f64) -> Failure {
     format!(
         "mcp: tool '{tool}' timed out after {}ms (timeouts.callMs)",
         format_f64(call_ms)
@@ -173,6 +192,54 @@ fn again(plan: Arc<Plan>, result: Value, done: Done) {
             Err(f) => done(plan.first, Err(redacted_failure(&plan.secrets, f))),
         }
     });
+}
+
+/// A result mapped for the host (its JSON text), as the waiter maps a reply.
+pub(super) fn mapped(plan: &Plan, result: Value) -> Result<String, Failure> {
+    let spec = &plan.snapshot.tools[plan.index];
+    map_result(&spec.name, spec.output.as_ref(), result)
+        .map_err(|f| redacted_failure(&plan.secrets, f))
+        .map(|value| serde_json::to_string(&value).unwrap_or_else(|_| "null".into()))
+}
+
+/// Answers each entry of `requests` through the host's hooks: the `inputResponses`, or why the
+/// call ends here.
+pub(super) async fn answers(
+    plan: &Plan,
+    requests: Map<String, Value>,
+) -> Result<Map<String, Value>, Failure> {
+    let rounds = plan.rounds.as_ref().expect("a round has rounds");
+    let spec = &plan.snapshot.tools[plan.index];
+    let mut responses = Map::new();
+    for (key, request) in requests {
+        let method = request.get("method").and_then(Value::as_str).unwrap_or("");
+        let params = request.get("params").cloned().unwrap_or(Value::Null);
+        match rounds
+            .asker
+            .answer(Some(plan.first), rounds.deadline, method, params)
+            .await
+        {
+            Ok(response) => {
+                responses.insert(key, response);
+            }
+            Err(refused) if refused.code == -32601 => {
+                let asked = serde_json::json!({ key: request });
+                return Err(incomplete(
+                    &spec.name,
+                    &Value::from("input_required"),
+                    Some(&asked),
+                ));
+            }
+            Err(refused) => {
+                return Err(format!(
+                    "mcp: tool '{}' asked for input that was not given: {}",
+                    spec.name, refused.message
+                )
+                .into())
+            }
+        }
+    }
+    Ok(responses)
 }
 
 /// The next request of the call (its id and params), or why the call ends here.
@@ -203,35 +270,7 @@ async fn next_round(plan: &Plan, result: Value) -> Result<(u64, String), Failure
             .into())
         }
     };
-    let mut responses = Map::new();
-    for (key, request) in requests {
-        let method = request.get("method").and_then(Value::as_str).unwrap_or("");
-        let params = request.get("params").cloned().unwrap_or(Value::Null);
-        match rounds
-            .asker
-            .answer(Some(plan.first), rounds.deadline, method, params)
-            .await
-        {
-            Ok(response) => {
-                responses.insert(key, response);
-            }
-            Err(refused) if refused.code == -32601 => {
-                let asked = serde_json::json!({ key: request });
-                return Err(incomplete(
-                    &spec.name,
-                    &Value::from("input_required"),
-                    Some(&asked),
-                ));
-            }
-            Err(refused) => {
-                return Err(format!(
-                    "mcp: tool '{}' asked for input that was not given: {}",
-                    spec.name, refused.message
-                )
-                .into())
-            }
-        }
-    }
+    let responses = answers(plan, requests).await?;
     if Instant::now() >= rounds.deadline {
         return Err(timed_out(&spec.name, plan.call_ms));
     }

@@ -1,0 +1,210 @@
+//! A call that comes back as a task (MCP Tasks, with `tasks: true`): followed to its end within
+//! the call's `callMs`. On 2026-07-28 (the `io.modelcontextprotocol/tasks` extension) the handle
+//! is a `resultType: "task"` result; `tasks/get` is polled at the server's `pollIntervalMs`, an
+//! `input_required` task's `inputRequests` are answered through the host's hooks and sent with
+//! `tasks/update`, and a completed task carries its result. On 2025-11-25 (the experimental
+//! form) the handle is `{ task }`; once the task completes or needs input, `tasks/result`
+//! delivers the result, the server's requests arriving meanwhile as on any call. The host's
+//! abort and the call's deadline send `tasks/cancel`. Each status the task passes through reaches
+//! the calling tool's log, with the task id, so a host can keep it.
+
+use super::call::{answers, mapped, timed_out, Done, Plan};
+use super::redacted;
+use crate::client::rpc::RpcError;
+use crate::core::error::Failure;
+use serde_json::{json, Map, Value};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Polls happen no faster than this and no slower than `POLL_MAX`, whatever the server asks.
+const POLL_MIN: Duration = Duration::from_millis(10);
+const POLL_MAX: Duration = Duration::from_secs(30);
+/// The poll interval when the server suggests none.
+const POLL_DEFAULT: Duration = Duration::from_secs(1);
+/// How often a wait between polls looks for the host's abort.
+const WATCH: Duration = Duration::from_millis(50);
+
+pub(super) fn follow(plan: Arc<Plan>, modern: bool, task: Value, done: Done) {
+    let Some(rounds) = &plan.rounds else {
+        return;
+    };
+    let runtime = rounds.runtime.clone();
+    runtime.spawn(async move {
+        let outcome = to_its_end(&plan, modern, task).await;
+        done(plan.first, outcome);
+    });
+}
+
+async fn to_its_end(plan: &Plan, modern: bool, mut task: Value) -> Result<String, Failure> {
+    let rounds = plan.rounds.as_ref().expect("a followed task has rounds");
+    let spec = &plan.snapshot.tools[plan.index];
+    let rpc = plan.snapshot.conn.rpc.clone();
+    let Some(id) = task
+        .get("taskId")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+    else {
+        return Err(format!("mcp: tool '{}' returned a task without a taskId", spec.name).into());
+    };
+    let failed = |e: RpcError| -> Failure {
+        redacted(&plan.secrets, e)
+            .into_failure()
+            .map_message(|m| format!("mcp: tool '{}' failed: {m}", spec.name))
+    };
+    let mut told = String::new();
+    loop {
+        let status = task
+            .get("status")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        // Told when the status or its message changes, not on every poll.
+        let now_told = format!(
+            "{status}\n{}",
+            task.get("statusMessage").unwrap_or(&Value::Null)
+        );
+        if now_told != told {
+            tell(plan, &id, &task);
+            told = now_told;
+        }
+        let left = rounds.deadline.saturating_duration_since(Instant::now());
+        match status.as_str() {
+            "completed" if modern => {
+                return mapped(
+                    plan,
+                    task.get_mut("result").map(Value::take).unwrap_or_default(),
+                )
+            }
+            "completed" | "input_required" if !modern => {
+                // The result, and the server's requests before it, come with tasks/result.
+                let result = rpc
+                    .request("tasks/result", json!({ "taskId": id }), Some(left))
+                    .await;
+                return match result {
+                    Ok(result) => mapped(plan, result),
+                    Err(RpcError::TimedOut) => {
+                        cancel(plan, &id);
+                        Err(timed_out(&spec.name, plan.call_ms))
+                    }
+                    Err(e) => Err(failed(e)),
+                };
+            }
+            "failed" => {
+                let why = task
+                    .pointer("/error/message")
+                    .or_else(|| task.get("statusMessage"))
+                    .and_then(Value::as_str)
+                    .unwrap_or("the task failed");
+                return Err(failed(RpcError::Remote {
+                    code: task
+                        .pointer("/error/code")
+                        .and_then(Value::as_i64)
+                        .unwrap_or(-32603),
+                    message: why.to_owned(),
+                }));
+            }
+            "cancelled" => {
+                return Err(format!(
+                    "mcp: tool '{}' was cancelled by the server (task {})",
+                    spec.name,
+                    clip(&id)
+                )
+                .into())
+            }
+            "input_required" => {
+                let requests = match task.get_mut("inputRequests").map(Value::take) {
+                    Some(Value::Object(requests)) => requests,
+                    _ => Map::new(),
+                };
+                let responses = answers(plan, requests).await?;
+                let update = json!({ "taskId": id, "inputResponses": responses });
+                let left = rounds.deadline.saturating_duration_since(Instant::now());
+                rpc.request("tasks/update", update, Some(left))
+                    .await
+                    .map_err(failed)?;
+            }
+            _ => {}
+        }
+        let interval = task
+            .get(if modern {
+                "pollIntervalMs"
+            } else {
+                "pollInterval"
+            })
+            .and_then(Value::as_f64)
+            .filter(|ms| ms.is_finite() && *ms >= 0.0)
+            .map_or(POLL_DEFAULT, |ms| Duration::from_secs_f64(ms / 1000.0))
+            .clamp(POLL_MIN, POLL_MAX);
+        wait(plan, &id, interval).await?;
+        let left = rounds.deadline.saturating_duration_since(Instant::now());
+        task = match rpc
+            .request("tasks/get", json!({ "taskId": id }), Some(left))
+            .await
+        {
+            Ok(task) => task,
+            Err(RpcError::TimedOut) => {
+                cancel(plan, &id);
+                return Err(timed_out(&spec.name, plan.call_ms));
+            }
+            Err(e) => return Err(failed(e)),
+        };
+    }
+}
+
+/// Waits `interval` between polls; the host's abort or the call's deadline end the task.
+async fn wait(plan: &Plan, id: &str, interval: Duration) -> Result<(), Failure> {
+    let rounds = plan.rounds.as_ref().expect("a followed task has rounds");
+    let spec = &plan.snapshot.tools[plan.index];
+    let until = Instant::now() + interval;
+    loop {
+        if rounds.asker.cancelled(plan.first) {
+            cancel(plan, id);
+            return Err(format!("mcp: tool '{}' was aborted", spec.name).into());
+        }
+        let now = Instant::now();
+        if now >= rounds.deadline {
+            cancel(plan, id);
+            return Err(timed_out(&spec.name, plan.call_ms));
+        }
+        if now >= until {
+            return Ok(());
+        }
+        tokio::time::sleep(WATCH.min(until - now).min(rounds.deadline - now)).await;
+    }
+}
+
+/// Tells the server the client no longer wants the task (cooperative: not awaited).
+fn cancel(plan: &Plan, id: &str) {
+    let rpc = plan.snapshot.conn.rpc.clone();
+    let params = json!({ "taskId": id });
+    plan.rounds
+        .as_ref()
+        .expect("a followed task has rounds")
+        .runtime
+        .spawn(async move {
+            let _ = rpc
+                .request("tasks/cancel", params, Some(Duration::from_secs(5)))
+                .await;
+        });
+}
+
+/// The task's id and status, for the calling tool's log (through the progress listener).
+fn tell(plan: &Plan, id: &str, task: &Value) {
+    let Some(listener) = plan.rounds.as_ref().and_then(|r| r.progress.as_ref()) else {
+        return;
+    };
+    let mut told = Map::new();
+    told.insert("taskId".into(), Value::from(id));
+    for key in ["status", "statusMessage"] {
+        if let Some(v) = task.get(key).and_then(Value::as_str) {
+            // The server's words: they may echo a header or env value.
+            let v: String = v.chars().take(1024).collect();
+            told.insert(key.into(), Value::from(plan.secrets.redact(&v)));
+        }
+    }
+    listener(json!({ "progressToken": plan.first, "task": told }));
+}
+
+fn clip(id: &str) -> String {
+    id.chars().take(128).collect()
+}
