@@ -4,6 +4,7 @@
 use crate::client::era::Era;
 use crate::client::handshake::{self, Refusal};
 use crate::client::rpc::{Answer, Fast, Listener, Rpc, RpcError, Waiter};
+use crate::client::trace::{result_error_type, rpc_error_type, Tracer};
 use crate::core::admit::{Admission, AdmissionError, ToolSpec};
 use crate::core::config::{wait_of, Config, Drift as DriftPolicy};
 use crate::core::drift::Drift;
@@ -25,6 +26,9 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 mod lock;
+
+/// A call's `error.type` (`client::trace`), beside its failure.
+pub type ErrorType = std::borrow::Cow<'static, str>;
 
 /// The SDK's default request timeout, used where the config declares none.
 pub const DEFAULT_TIMEOUT_MS: f64 = 60_000.0;
@@ -94,6 +98,10 @@ pub trait Connector: Send + Sync + 'static {
     }
     /// The issuer of the authorization server whose token the connection uses (OAuth).
     fn issuer(&self) -> Option<String> {
+        None
+    }
+    /// What the host's tracing is told of the opening's and the sweeps' requests.
+    fn tracer(&self) -> Option<Arc<dyn Tracer>> {
         None
     }
 }
@@ -474,6 +482,9 @@ impl<C: Connector> Source<C> {
                 return Err(SourceError::Failed(format!("mcp: '{}' was closed while connecting", self.id)));
             }
         };
+        if let Some(tracer) = self.connector.tracer() {
+            conn.rpc.trace_with(tracer);
+        }
         // The remaining opening shares the same budget.
         let opening = handshake::open(&conn.rpc, Some(duration(connect_ms)), self.config.protocol);
         match opening.await {
@@ -585,16 +596,18 @@ impl<C: Connector> Source<C> {
 
     /// `execute`, started: validates the input, sends tools/call with the original name, and
     /// hands `done` the call's id and the mapped result's JSON text (`result.rs`) on
-    /// whichever thread the reply, the timeout or the connection's end arrives. Input that
-    /// fails validation is refused here, before anything is sent. Returns the request id,
-    /// which `cancel` takes.
+    /// whichever thread the reply, the timeout or the connection's end arrives (a failure with
+    /// its `error.type` for tracing). Input that fails validation is refused here, before
+    /// anything is sent. `meta`: trace members for the request's `_meta` (`client::trace`).
+    /// Returns the request id, which `cancel` takes.
     pub fn start_call(
         &self,
         snapshot: &Arc<Snapshot>,
         index: usize,
         input: &str,
         progress: Option<Listener>,
-        done: impl FnOnce(u64, Result<String, Failure>) + Send + 'static,
+        meta: Option<&str>,
+        done: impl FnOnce(u64, Result<String, (Failure, ErrorType)>) + Send + 'static,
     ) -> Result<u64, Failure> {
         let Some(spec) = snapshot.tools.get(index) else {
             return Err(Failure::from(format!(
@@ -628,8 +641,19 @@ impl<C: Connector> Source<C> {
         // parse above proved it): the arguments are not printed again on every call.
         let mut params = String::with_capacity(input.len() + spec.original.len() + 64);
         params.push('{');
-        if progress.is_some() {
-            let _ = write!(params, "\"_meta\":{{\"progressToken\":{id}}},");
+        match (meta, progress.is_some()) {
+            (None, false) => {}
+            (None, true) => {
+                let _ = write!(params, "\"_meta\":{{\"progressToken\":{id}}},");
+            }
+            (Some(members), wants) => {
+                params.push_str("\"_meta\":{");
+                params.push_str(members);
+                if wants {
+                    let _ = write!(params, ",\"progressToken\":{id}");
+                }
+                params.push_str("},");
+            }
         }
         params.push_str("\"name\":");
         write_string(&mut params, &spec.original);
@@ -655,10 +679,16 @@ impl<C: Connector> Source<C> {
         });
         let waiter = Waiter::answered(Some(fast), move |answer| {
             let reply = match answer {
-                Answer::Mapped(outcome) => return done(id, outcome),
+                Answer::Mapped(outcome) => {
+                    return done(id, outcome.map_err(|f| (f, result_error_type(false))))
+                }
                 Answer::Reply(reply) => reply,
             };
             let spec = &held.tools[index];
+            let error_type = match &reply {
+                Err(e) => rpc_error_type(e),
+                Ok(result) => result_error_type(result.get("isError") == Some(&Value::Bool(true))),
+            };
             let mapped = reply
                 .map_err(|e| match e {
                     RpcError::TimedOut => format!(
@@ -681,7 +711,8 @@ impl<C: Connector> Source<C> {
                         .map_err(|f| redacted_failure(&secrets, f)),
                 })
                 // serde_json's writer, not `Display`, which goes through `fmt` per token.
-                .map(|value| serde_json::to_string(&value).unwrap_or_else(|_| "null".into()));
+                .map(|value| serde_json::to_string(&value).unwrap_or_else(|_| "null".into()))
+                .map_err(|f| (f, error_type));
             done(id, mapped);
         });
         // Arguments a modern HTTP request mirrors into headers (read only for tools that

@@ -2,6 +2,7 @@
 //! hook), or the host's in-process server object through the JS bridge.
 
 use super::hooks::{settled, Hook, JsBridge};
+use crate::client::trace::Tracer;
 use crate::core::config::{Config, Transport};
 use crate::core::secrets::Secrets;
 use crate::source::{Connector, SourceError};
@@ -33,6 +34,8 @@ pub(super) struct NodeConnector {
     /// The stdio children of the Node environment that made this source.
     pub(super) children: Arc<Children>,
     pub(super) secrets: Arc<Secrets>,
+    /// The JS side's request tracer, when the host traces (lib/telemetry.js).
+    pub(super) tracer: Option<Arc<dyn Tracer>>,
 }
 
 impl Connector for NodeConnector {
@@ -102,6 +105,10 @@ impl Connector for NodeConnector {
 
     fn issuer(&self) -> Option<String> {
         self.oauth.as_ref().and_then(|o| o.issuer())
+    }
+
+    fn tracer(&self) -> Option<Arc<dyn Tracer>> {
+        self.tracer.clone()
     }
 
     /// An in-process server left half-connected would refuse the next connect.
