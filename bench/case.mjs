@@ -13,6 +13,9 @@ import { sdkServer } from './servers/sdk-server.mjs';
 import { makeTools } from './servers/tools.mjs';
 
 const spec = JSON.parse(process.argv[2]);
+// `otel: 'sdk'`: the OpenTelemetry SDK registered and every call under an active span (the
+// peer-absent case preloads otel-absent.cjs instead; see telemetry.mjs).
+const otel = spec.otel === 'sdk' ? await import('./otel-sdk.mjs') : null;
 const here = (p) => fileURLToPath(new URL(p, import.meta.url));
 const gc = () => globalThis.gc?.();
 
@@ -59,7 +62,8 @@ async function calls(defs, name, input, total, concurrency) {
   const elu0 = performance.eventLoopUtilization();
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
-  await Promise.all(Array.from({ length: concurrency }, worker));
+  const all = () => Promise.all(Array.from({ length: concurrency }, worker));
+  await (otel === null ? all() : otel.underSpan(all));
   const ms = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
   const elu = performance.eventLoopUtilization(elu0);

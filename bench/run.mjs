@@ -4,6 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { telemetryRows } from './telemetry.mjs';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 const caseScript = fileURLToPath(new URL('./case.mjs', import.meta.url));
@@ -87,6 +88,12 @@ const plateau = compare('RSS growth over 100,000 calls after 10,000 (stdio-fast,
 extra(plateau, 'v8HeapGrowthMb', 'MB', 'lower');
 extra(plateau, 'rssMb', 'MB at 110,000', 'lower');
 extra({ ...plateau, label: 'RSS from 110,000 to 1,010,000 calls (stdio-fast, c16)' }, 'plateauMb', 'MB', 'lower');
+
+// 7. OpenTelemetry per call: peer absent (baseline), API installed, SDK recording.
+for (const row of telemetryRows(RUNS)) {
+  rows.push(row);
+  console.log(`${row.label.padEnd(44)} ${row.metric.padEnd(12)} baseline ${fmt(row.baseline)} addon ${fmt(row.addon)} ratio ${row.ratio.toFixed(2)}`);
+}
 
 const minutes = ((Date.now() - started) / 60000).toFixed(1);
 const cpuModel = os.cpus()[0]?.model ?? 'unknown';

@@ -288,7 +288,7 @@ function createSource(native, HostConfigError, config, traced) {
       return Promise.reject(new Error(`mcp: the input of tool '${def.name}' is not JSON: ${err.message}`));
     }
     const log = ctx != null && typeof ctx.log === 'function' ? ctx.log : undefined;
-    const op = otel === null ? null : otel.startCall(traits.names, traits.connection);
+    const op = otel === null ? null : otel.startCall(traits);
     let started;
     try {
       started = op === null ? snapshot.call(index, text, log !== undefined) : snapshot.call(index, text, log !== undefined, op.carrier);
@@ -325,8 +325,14 @@ function createSource(native, HostConfigError, config, traced) {
         needsApproval: tool.needsApproval,
       };
       if (tool.risk !== undefined) def.risk = tool.risk;
-      const traits = otel === null ? undefined : { names: { name: tool.name, original: tool.original ?? tool.name }, connection };
-      def.execute = (input, ctx) => execute(snapshot, def, index, input, ctx, traits);
+      if (otel === null) {
+        def.execute = (input, ctx) => execute(snapshot, def, index, input, ctx, undefined);
+      } else {
+        // Made at the tool's first call: an import of thousands of tools makes none up front.
+        const names = { name: tool.name, original: tool.original ?? tool.name };
+        let traits = null;
+        def.execute = (input, ctx) => execute(snapshot, def, index, input, ctx, (traits ??= otel.callTraits(names, connection)));
+      }
       if (tool.inputUnvalidated !== undefined || tool.outputUnvalidated !== undefined) {
         unvalidated.set(def, { input: tool.inputUnvalidated, output: tool.outputUnvalidated });
       }

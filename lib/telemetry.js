@@ -90,6 +90,30 @@ function transportAttributes(config) {
   }
 }
 
+/**
+ * Whether nothing is registered behind the API: no tracer provider behind its proxy, the no-op
+ * meter provider, a propagator that writes nothing (the API installed as some other package's
+ * dependency, with no SDK). A call then has nothing to record or carry and is not traced at
+ * all. Known by the API's own class names: a build that names them otherwise only takes the
+ * full path, which records nothing either.
+ */
+function dormant() {
+  const traces = api.trace.getTracerProvider();
+  return (
+    typeof traces.getDelegate === 'function' &&
+    traces.getDelegate().constructor?.name === 'NoopTracerProvider' &&
+    api.metrics.getMeterProvider().constructor?.name === 'NoopMeterProvider' &&
+    api.propagation.fields().length === 0
+  );
+}
+
+/** Whether the registered propagator writes any member `_meta` carries (the API's default writes none). */
+function propagated() {
+  const fields = api.propagation.fields();
+  for (let i = 0; i < fields.length; i++) if (CARRIED.includes(fields[i])) return true;
+  return false;
+}
+
 /** The trace context of `ctx` as the propagator writes it, as JSON text; undefined if none. */
 function carrierOf(ctx) {
   const carrier = {};
@@ -128,7 +152,11 @@ class Operation {
 
   /** The JSON-RPC id the request went out with. */
   sent(id) {
-    (this.span ?? this.engine).setAttribute('jsonrpc.request.id', String(id));
+    try {
+      (this.span ?? this.engine).setAttribute('jsonrpc.request.id', String(id));
+    } catch {
+      // execute() must not throw for a tracing backend's sake.
+    }
   }
 
   /** Attributes learnt at the end (the version an initialize agreed, the session it got). */
@@ -220,31 +248,40 @@ function forSource(config, enabled) {
     },
 
     /**
-     * A tools/call about to be sent: `names` is `{ name, original }` (the ToolDef's name and
-     * the server's), `connection` `{ protocol, session }` of the snapshot the tool came from.
+     * What the spans and points of one tool's calls share, made once per snapshot: `names` is
+     * `{ name, original }` (the ToolDef's name and the server's), `connection`
+     * `{ protocol, session }` of the snapshot the tool came from. The same objects serve every
+     * call (the SDK copies attributes it keeps), so a call allocates no attribute record.
      */
-    startCall(names, connection) {
+    callTraits(names, connection) {
+      const attributes = {
+        'mcp.method.name': 'tools/call',
+        'gen_ai.tool.name': names.original,
+        'gen_ai.operation.name': 'execute_tool',
+        ...shared,
+      };
+      if (connection.protocol !== undefined) attributes['mcp.protocol.version'] = connection.protocol;
+      const metric = { ...attributes };
+      if (connection.session !== undefined) attributes['mcp.session.id'] = connection.session;
+      const unnamed = { ...attributes };
+      delete unnamed['gen_ai.tool.name'];
+      return { names, metric, unnamed, attributes, options: { kind: CLIENT, attributes }, spanName: `tools/call ${names.original}` };
+    },
+
+    /** A tools/call about to be sent; null if tracing it failed (the call goes out untraced). */
+    startCall(traits) {
       try {
+        if (dormant()) return null;
         const ctx = api.context.active();
         const active = api.trace.getSpan(ctx);
-        const attributes = {
-          'mcp.method.name': 'tools/call',
-          'gen_ai.tool.name': names.original,
-          'gen_ai.operation.name': 'execute_tool',
-          ...shared,
-        };
-        if (connection.protocol !== undefined) attributes['mcp.protocol.version'] = connection.protocol;
-        const metric = { ...attributes };
-        if (connection.session !== undefined) attributes['mcp.session.id'] = connection.session;
-        if (active !== undefined && isToolExecution(active, names)) {
+        if (active !== undefined && isToolExecution(active, traits.names)) {
           adopted.add(active);
           // The engine named the tool already, as the agent knows it: that name stays.
-          if (active.attributes?.['gen_ai.tool.name'] !== undefined) delete attributes['gen_ai.tool.name'];
-          active.setAttributes(attributes);
-          return new Operation(null, active, metric, carrierOf(ctx));
+          active.setAttributes(active.attributes?.['gen_ai.tool.name'] === undefined ? traits.attributes : traits.unnamed);
+          return new Operation(null, active, traits.metric, propagated() ? carrierOf(ctx) : undefined);
         }
-        const span = tracer.startSpan(`tools/call ${names.original}`, { kind: CLIENT, attributes }, ctx);
-        return new Operation(span, null, metric, carrierOf(api.trace.setSpan(ctx, span)));
+        const span = tracer.startSpan(traits.spanName, traits.options, ctx);
+        return new Operation(span, null, traits.metric, propagated() ? carrierOf(api.trace.setSpan(ctx, span)) : undefined);
       } catch {
         return null;
       }
