@@ -552,7 +552,19 @@ export declare function mcp(config: McpConfig): McpToolSource;
  * to an engine's `(cfg: McpConfig) => McpToolSource` whether the engine keeps its own `McpConfig`
  * and `McpToolSource` declarations or re-exports this package's.
  */
-export declare function createMcp(options: { ConfigError: ConfigErrorClass }): (config: McpConfig) => McpToolSource;
+export declare function createMcp(options: CreateMcpOptions): (config: McpConfig) => McpToolSource;
+
+export interface CreateMcpOptions {
+  /** The class typed refusals are built with. */
+  ConfigError: ConfigErrorClass;
+  /**
+   * `false` keeps the sources of this `mcp` out of OpenTelemetry (no spans, no duration
+   * histogram, no trace context in `params._meta`) even when the application installed
+   * `@opentelemetry/api`. Without that optional peer there is nothing to turn off.
+   * @default true
+   */
+  telemetry?: boolean;
+}
 
 export declare function jcsSerialize(value: unknown): string;
 export declare function canonicalizeSchema(schema: unknown): unknown;

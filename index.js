@@ -838,6 +838,7 @@ module.exports = nativeBinding
 module.exports.NativeSnapshot = nativeBinding.NativeSnapshot
 module.exports.NativeSource = nativeBinding.NativeSource
 module.exports.canonicalizeSchema = nativeBinding.canonicalizeSchema
+module.exports.COMPLETION_ERROR_TYPE = nativeBinding.COMPLETION_ERROR_TYPE
 module.exports.COMPLETION_FAILURE = nativeBinding.COMPLETION_FAILURE
 module.exports.COMPLETION_PROGRESS = nativeBinding.COMPLETION_PROGRESS
 module.exports.COMPLETION_RESULT = nativeBinding.COMPLETION_RESULT

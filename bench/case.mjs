@@ -13,6 +13,9 @@ import { sdkServer } from './servers/sdk-server.mjs';
 import { makeTools } from './servers/tools.mjs';
 
 const spec = JSON.parse(process.argv[2]);
+// `otel: 'sdk'`: the OpenTelemetry SDK registered and every call under an active span (the
+// peer-absent case preloads otel-absent.cjs instead; see telemetry.mjs).
+const otel = spec.otel === 'sdk' ? await import('./otel-sdk.mjs') : null;
 const here = (p) => fileURLToPath(new URL(p, import.meta.url));
 const gc = () => globalThis.gc?.();
 
@@ -38,7 +41,7 @@ async function target(transport, tools) {
   throw new Error(`unknown transport ${transport}`);
 }
 
-const open = (t) => (spec.impl === 'addon' ? addonSource(t) : spec.impl === 'raw' ? rawSource(t) : sdkSource(t));
+const open = (t) => (spec.impl === 'addon' ? addonSource({ ...t, asks: spec.asks === true }) : spec.impl === 'raw' ? rawSource(t) : sdkSource(t));
 
 // Every call of one measurement shares one context; with `spec.sharedSignal` it carries one
 // AbortSignal, as an engine hands its run-level signal to every tool call of a run.
@@ -59,7 +62,8 @@ async function calls(defs, name, input, total, concurrency) {
   const elu0 = performance.eventLoopUtilization();
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
-  await Promise.all(Array.from({ length: concurrency }, worker));
+  const all = () => Promise.all(Array.from({ length: concurrency }, worker));
+  await (otel === null ? all() : otel.underSpan(all));
   const ms = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
   const elu = performance.eventLoopUtilization(elu0);

@@ -13,8 +13,11 @@ function createMcp(options) {
     throw new TypeError('createMcp: options.ConfigError must be an error class');
   }
 
+  // `telemetry: false` keeps this mcp()'s sources out of OpenTelemetry even when the
+  // application installed @opentelemetry/api (docs/telemetry.md).
+  const traced = !(options && options.telemetry === false);
   return function mcp(config) {
-    return createSource(native, HostConfigError, config);
+    return createSource(native, HostConfigError, config, traced);
   };
 }
 

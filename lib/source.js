@@ -8,8 +8,9 @@ const { adopt, callFailure } = require('./errors.js');
 const { describePosture } = require('./posture.js');
 const { makeInprocessBridge } = require('./inprocess.js');
 const { makeAsk } = require('./asks.js');
+const telemetry = require('./telemetry.js');
 // The kinds of entry in a batch from takeCompletions(), as the native side writes them.
-const { COMPLETION_PROGRESS, COMPLETION_RESULT } = require('./native.js');
+const { COMPLETION_PROGRESS, COMPLETION_RESULT, COMPLETION_ERROR_TYPE } = require('./native.js');
 
 function wrapHeaderHook(hook) {
   // Always a Promise of JSON text, whatever the host's hook returns or throws.
@@ -84,7 +85,7 @@ function unvalidatedReasons(def) {
 }
 
 // The hooks' names, as SourceHooks (index.d.ts's binding types) has them.
-const HOOKS = ['wake', 'headers', 'attach', 'toServer', 'detach', 'toServerSoon', 'oauthAuthorize', 'oauthLoad', 'oauthSave', 'ask'];
+const HOOKS = ['wake', 'headers', 'attach', 'toServer', 'detach', 'toServerSoon', 'oauthAuthorize', 'oauthLoad', 'oauthSave', 'ask', 'trace'];
 
 // Sources with calls in flight: held here while nothing else may hold them (a host that awaits
 // a call after dropping its source and ToolDefs must still see the call settle).
@@ -135,9 +136,11 @@ function lockTextFor(config) {
   }
 }
 
-function createSource(native, HostConfigError, config) {
+function createSource(native, HostConfigError, config, traced) {
   let nativeSource = null;
   const isObject = config !== null && typeof config === 'object';
+  // null unless @opentelemetry/api is installed and the host left tracing on.
+  const otel = telemetry.forSource(config, traced);
   const headers = isObject && config.http != null && typeof config.http.headers === 'function'
     ? wrapHeaderHook(config.http.headers)
     : undefined;
@@ -177,6 +180,10 @@ function createSource(native, HostConfigError, config) {
         report(call.log, value);
         continue;
       }
+      if (kind === COMPLETION_ERROR_TYPE) {
+        call.errorType = value;
+        continue;
+      }
       waiting.delete(id);
       call.settle(kind === COMPLETION_RESULT, value);
     }
@@ -200,6 +207,7 @@ function createSource(native, HostConfigError, config) {
     toServer: bridge?.toServer,
     detach: bridge?.detach,
     toServerSoon: bridge?.toServerSoon,
+    trace: otel?.hook,
     ...oauthHooks,
     // What a server asks back goes to the calling tool's context, found by the call's id.
     ask: makeAsk(config, (callId) => waiting.get(callId), () => aborter.signal),
@@ -246,7 +254,7 @@ function createSource(native, HostConfigError, config) {
   // no closures: the in-process path runs at the speed of the server, so every allocation
   // shows up in its latency.
   class Call {
-    constructor(resolve, reject, ctx, log, signal, id, name, snapshot) {
+    constructor(resolve, reject, ctx, log, signal, id, name, snapshot, op) {
       this.resolve = resolve;
       this.ctx = ctx;
       // What runs when the call ends (the signal of a hook answering for it), if anything.
@@ -257,11 +265,15 @@ function createSource(native, HostConfigError, config) {
       this.id = id;
       this.name = name;
       this.snapshot = snapshot;
+      // Its telemetry (lib/telemetry.js), or null; `errorType` arrives just before a failure.
+      this.op = op;
+      this.errorType = undefined;
     }
 
     settle(ok, value) {
       if (this.signal !== undefined) unwatch(this.signal, this);
       if (this.ended !== undefined) for (const end of this.ended) end();
+      if (this.op !== null) this.op.end(ok ? undefined : (this.errorType ?? '_OTHER'));
       if (ok) this.resolve(value);
       else this.reject(callFailure(value));
     }
@@ -273,6 +285,7 @@ function createSource(native, HostConfigError, config) {
     // The call's ctx.signal aborted (through the one listener per signal, see watch()).
     abort() {
       if (waiting.get(this.id) !== this) return;
+      this.errorType = 'cancelled';
       this.settle(false, `mcp: tool '${this.name}' was aborted`);
       waiting.delete(this.id);
       releaseIfIdle();
@@ -280,7 +293,7 @@ function createSource(native, HostConfigError, config) {
     }
   }
 
-  function execute(snapshot, def, index, input, ctx) {
+  function execute(snapshot, def, index, input, ctx, traits) {
     const signal = ctx != null && ctx.signal != null ? ctx.signal : undefined;
     if (signal !== undefined && signal.aborted) {
       return Promise.reject(new Error(`mcp: tool '${def.name}' was aborted`));
@@ -292,16 +305,23 @@ function createSource(native, HostConfigError, config) {
       return Promise.reject(new Error(`mcp: the input of tool '${def.name}' is not JSON: ${err.message}`));
     }
     const log = ctx != null && typeof ctx.log === 'function' ? ctx.log : undefined;
+    const op = otel === null ? null : otel.startCall(traits);
     let started;
     try {
-      started = snapshot.call(index, text, log !== undefined);
+      started = op === null ? snapshot.call(index, text, log !== undefined) : snapshot.call(index, text, log !== undefined, op.carrier);
     } catch (err) {
+      op?.end('invalid_input', false);
       // The environment is going away: still a rejection, never a throw from execute().
       return Promise.reject(err);
     }
-    if (typeof started === 'string') return Promise.reject(new Error(started));
+    if (typeof started === 'string') {
+      // Refused before anything was sent: no request, so no duration either.
+      op?.end('invalid_input', false);
+      return Promise.reject(new Error(started));
+    }
+    op?.sent(started);
     return new Promise((resolve, reject) => {
-      const call = new Call(resolve, reject, ctx, log, signal, started, def.name, snapshot);
+      const call = new Call(resolve, reject, ctx, log, signal, started, def.name, snapshot, op);
       if (signal !== undefined) watch(signal, call);
       waiting.set(started, call);
       hold(true);
@@ -310,6 +330,8 @@ function createSource(native, HostConfigError, config) {
 
   function buildDefs(snapshot) {
     const listed = JSON.parse(snapshot.json());
+    // What a traced call's span says of its connection, read once per snapshot.
+    const connection = otel === null ? undefined : { protocol: snapshot.protocol ?? undefined, session: snapshot.sessionId ?? undefined };
     return listed.map((tool, index) => {
       const def = {
         kind: 'tool',
@@ -320,7 +342,14 @@ function createSource(native, HostConfigError, config) {
         needsApproval: tool.needsApproval,
       };
       if (tool.risk !== undefined) def.risk = tool.risk;
-      def.execute = (input, ctx) => execute(snapshot, def, index, input, ctx);
+      if (otel === null) {
+        def.execute = (input, ctx) => execute(snapshot, def, index, input, ctx, undefined);
+      } else {
+        // Made at the tool's first call: an import of thousands of tools makes none up front.
+        const names = { name: tool.name, original: tool.original ?? tool.name };
+        let traits = null;
+        def.execute = (input, ctx) => execute(snapshot, def, index, input, ctx, (traits ??= otel.callTraits(names, connection)));
+      }
       if (tool.inputUnvalidated !== undefined || tool.outputUnvalidated !== undefined) {
         unvalidated.set(def, { input: tool.inputUnvalidated, output: tool.outputUnvalidated });
       }
@@ -329,7 +358,7 @@ function createSource(native, HostConfigError, config) {
   }
 
   async function sweep() {
-    const snapshot = await nativeSource.tools();
+    const snapshot = await (otel === null ? nativeSource.tools() : otel.around(() => nativeSource.tools()));
     protocols.set(source, { protocol: snapshot.protocol ?? undefined, snapshot });
     if (cache !== null && cache.key === snapshot.key) return cache.defs;
     const defs = buildDefs(snapshot);

@@ -4,6 +4,7 @@
 use crate::client::era::Era;
 use crate::client::handshake::{self, Refusal};
 use crate::client::rpc::{Listener, Rpc, RpcError, Waiter};
+use crate::client::trace::Tracer;
 use crate::core::admit::{Admission, AdmissionError, ToolSpec};
 use crate::core::config::{wait_of, Config, Drift as DriftPolicy};
 use crate::core::drift::Drift;
@@ -28,6 +29,9 @@ mod lock;
 mod tasks;
 
 pub use asks::{AskHook, HookFailure};
+
+/// A call's `error.type` (`client::trace`), beside its failure.
+pub type ErrorType = std::borrow::Cow<'static, str>;
 
 /// The SDK's default request timeout, used where the config declares none.
 pub const DEFAULT_TIMEOUT_MS: f64 = 60_000.0;
@@ -101,6 +105,10 @@ pub trait Connector: Send + Sync + 'static {
     }
     /// The host's hooks for what a server asks back (`elicit`, `sample`, `roots`), if any.
     fn ask_hook(&self) -> Option<Arc<dyn AskHook>> {
+        None
+    }
+    /// What the host's tracing is told of the opening's and the sweeps' requests.
+    fn tracer(&self) -> Option<Arc<dyn Tracer>> {
         None
     }
 }
@@ -461,6 +469,9 @@ impl<C: Connector> Source<C> {
                 return Err(SourceError::Failed(format!("mcp: '{}' was closed while connecting", self.id)));
             }
         };
+        if let Some(tracer) = self.connector.tracer() {
+            conn.rpc.trace_with(tracer);
+        }
         // The remaining opening shares the same budget.
         let capabilities = self.asker.capabilities();
         let opening = handshake::open(
@@ -578,16 +589,18 @@ impl<C: Connector> Source<C> {
 
     /// `execute`, started: validates the input, sends tools/call with the original name, and
     /// hands `done` the call's id and the mapped result's JSON text (`result.rs`) on
-    /// whichever thread the reply, the timeout or the connection's end arrives. Input that
-    /// fails validation is refused here, before anything is sent. Returns the request id,
-    /// which `cancel` takes.
+    /// whichever thread the reply, the timeout or the connection's end arrives (a failure with
+    /// its `error.type` for tracing). Input that fails validation is refused here, before
+    /// anything is sent. `meta`: trace members for the request's `_meta` (`client::trace`).
+    /// Returns the request id, which `cancel` takes.
     pub fn start_call(
         &self,
         snapshot: &Arc<Snapshot>,
         index: usize,
         input: &str,
         progress: Option<Listener>,
-        done: impl FnOnce(u64, Result<String, Failure>) + Send + 'static,
+        meta: Option<&str>,
+        done: impl FnOnce(u64, Result<String, (Failure, ErrorType)>) + Send + 'static,
     ) -> Result<u64, Failure> {
         let Some(spec) = snapshot.tools.get(index) else {
             return Err(Failure::from(format!(
@@ -623,7 +636,7 @@ impl<C: Connector> Source<C> {
             true => format!(",\"task\":{{\"ttl\":{}}}", call_ms.min(9e15) as u64),
             false => String::new(),
         };
-        let text = call::params(id, progress.is_some(), &spec.original, input, &task);
+        let text = call::params(id, progress.is_some(), meta, &spec.original, input, &task);
         // Arguments a modern HTTP request mirrors into headers (read only for tools that
         // declare some).
         let mirrored = match spec.headers.is_empty() {
@@ -664,13 +677,14 @@ impl<C: Connector> Source<C> {
             input: input.to_owned(),
             mirrored: mirrored.clone(),
             progress: told,
+            meta: meta.map(str::to_owned),
             deadline,
             runtime,
             taken: Default::default(),
         });
         self.asker.begin(id, deadline);
         let asker = self.asker.clone();
-        let done = move |first: u64, outcome: Result<String, Failure>| {
+        let done = move |first: u64, outcome: Result<String, call::Failed>| {
             asker.end(first);
             done(first, outcome);
         };

@@ -6,3 +6,4 @@ pub mod era;
 pub mod handshake;
 pub mod router;
 pub mod rpc;
+pub(crate) mod trace;

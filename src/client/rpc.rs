@@ -1,6 +1,7 @@
 //! JSON-RPC 2.0 over a transport: ids, pending replies, timeouts, cancellation, server pings.
 
 use super::router::Router;
+use super::trace::{Ended, Tracer};
 use crate::core::error::Failure;
 use crate::core::lite::RawObject;
 use crate::transport::{Route, Wire};
@@ -163,6 +164,10 @@ pub struct Rpc {
     timer: Arc<Notify>,
     /// The `_meta` members of every request on a modern connection (`era::modern_meta`).
     meta: OnceLock<String>,
+    /// The protocol revision agreed (legacy) or spoken (modern), for the tracer.
+    version: OnceLock<String>,
+    /// Told of every `request` (the opening and the sweeps), when the host traces them.
+    tracer: OnceLock<Arc<dyn Tracer>>,
 }
 
 impl Rpc {
@@ -188,6 +193,8 @@ impl Rpc {
             pending: router.pending.clone(),
             timer: router.timer.clone(),
             meta: OnceLock::new(),
+            version: OnceLock::new(),
+            tracer: OnceLock::new(),
         })
     }
 
@@ -195,6 +202,12 @@ impl Rpc {
     /// capabilities): the connection speaks 2026-07-28.
     pub fn speak_modern(&self, capabilities: &str) {
         let _ = self.meta.set(super::era::modern_meta(capabilities));
+        let _ = self.version.set(super::era::MODERN.to_owned());
+    }
+
+    /// From now on every `request` is told to `tracer` (set once, before the opening).
+    pub(crate) fn trace_with(&self, tracer: Arc<dyn Tracer>) {
+        let _ = self.tracer.set(tracer);
     }
 
     pub fn wire(&self) -> &Arc<dyn Wire> {
@@ -216,6 +229,7 @@ impl Rpc {
         &self,
         protocol_version: &str,
     ) -> impl std::future::Future<Output = Result<(), RpcError>> + Send + 'static {
+        let _ = self.version.set(protocol_version.to_owned());
         let text = envelope(None, "notifications/initialized", "{}");
         let delivered = self.wire.initialized(protocol_version, text);
         async move { delivered.await.map_err(RpcError::Closed) }
@@ -336,14 +350,50 @@ impl Rpc {
 
     /// One request, awaited. `timeout` is its deadline, kept by the connection's timer like
     /// every other (which also tells the server it may stop).
-    pub async fn request(&self, method: &str, params: Value, timeout: Option<Duration>) -> Reply {
+    /// A traced request waits for its trace context (bounded by its own timeout) before it is
+    /// sent; a tracer that does not answer in time leaves it untraced on the wire.
+    pub async fn request(
+        &self,
+        method: &str,
+        mut params: Value,
+        timeout: Option<Duration>,
+    ) -> Reply {
+        let id = self.reserve_id();
+        let tracer = self.tracer.get().cloned();
+        if let Some(tracer) = &tracer {
+            let begun = tracer.begin(method, id);
+            let members = match timeout {
+                Some(limit) => tokio::time::timeout(limit, begun).await.unwrap_or_default(),
+                None => begun.await,
+            };
+            super::trace::with_members(&mut params, members);
+        }
         let (tx, rx) = oneshot::channel();
         let waiter = Waiter::new(move |reply| {
             let _ = tx.send(reply);
         });
-        self.submit(self.reserve_id(), method, params, timeout, None, waiter);
-        rx.await
-            .unwrap_or_else(|_| Err(RpcError::Closed("connection closed".into())))
+        self.submit(id, method, params, timeout, None, waiter);
+        let reply = rx
+            .await
+            .unwrap_or_else(|_| Err(RpcError::Closed("connection closed".into())));
+        if let Some(tracer) = tracer {
+            // `initialize` is answered before the version it agreed is recorded.
+            let agreed = match (&reply, method) {
+                (Ok(result), "initialize") => result
+                    .get("protocolVersion")
+                    .and_then(Value::as_str)
+                    .filter(|v| super::handshake::SUPPORTED_VERSIONS.contains(v))
+                    .map(str::to_owned),
+                _ => None,
+            };
+            let ended = Ended {
+                error: reply.as_ref().err().map(super::trace::rpc_error_type),
+                protocol: agreed.or_else(|| self.version.get().cloned()),
+                session: self.wire.session_id(),
+            };
+            tracer.end(id, ended);
+        }
+        reply
     }
 
     /// Gives up on a submitted request: its waiter gets `error`, the server is told it may

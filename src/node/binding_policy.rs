@@ -42,6 +42,9 @@ pub const COMPLETION_RESULT: u32 = kind_number(completions::RESULT);
 /// A call's failure; the value is the message `execute` rejects with.
 #[napi]
 pub const COMPLETION_FAILURE: u32 = kind_number(completions::FAILURE);
+/// The `error.type` of the failure that follows for the same call; the value is a string.
+#[napi]
+pub const COMPLETION_ERROR_TYPE: u32 = kind_number(completions::ERROR_TYPE);
 
 #[cfg(test)]
 mod tests {
@@ -135,6 +138,7 @@ mod tests {
         let batch = Completions::new(|| {});
         batch.push_progress(1, "{}");
         batch.push(1, Ok("null".into()));
+        batch.push_error_type(2, "timeout");
         batch.push(2, Err("no".into()));
         let parsed: Value = serde_json::from_str(&batch.take_with(str::to_owned).unwrap()).unwrap();
         let kinds: Vec<u64> = parsed
@@ -143,7 +147,12 @@ mod tests {
             .iter()
             .map(|entry| entry[1].as_u64().unwrap())
             .collect();
-        let expected = [COMPLETION_PROGRESS, COMPLETION_RESULT, COMPLETION_FAILURE];
+        let expected = [
+            COMPLETION_PROGRESS,
+            COMPLETION_RESULT,
+            COMPLETION_ERROR_TYPE,
+            COMPLETION_FAILURE,
+        ];
         assert_eq!(kinds, expected.map(u64::from));
     }
 }

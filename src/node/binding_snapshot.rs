@@ -3,6 +3,7 @@
 
 use super::binding_source::{Calls, NodeSource};
 use crate::client::rpc::Listener;
+use crate::client::trace::{members_text, meta_members};
 use crate::core::error::Failure;
 use crate::source::Snapshot;
 use crate::transport::inprocess::collect_sends;
@@ -31,6 +32,12 @@ impl NativeSnapshot {
         self.snapshot.conn.era.get().map(|e| e.version().to_owned())
     }
 
+    /// The session id of the connection of this import (a stateful HTTP server's), for tracing.
+    #[napi(getter)]
+    pub fn session_id(&self) -> Option<String> {
+        self.snapshot.conn.rpc.wire().session_id()
+    }
+
     /// The tools the import left out, each with why, as JSON text `[{ name, reason }]`.
     #[napi(catch_unwind)]
     pub fn left_out(&self) -> String {
@@ -57,10 +64,11 @@ impl NativeSnapshot {
             .map_err(super::errors::refusal)
     }
 
-    /// Starts tool `index` with `input` (JSON text of `input ?? {}`). Returns the call's id,
-    /// under which its outcome arrives in `takeCompletions()`, or the message of a refusal
-    /// made before anything was sent (input that is not valid). No Promise, no task: the
-    /// request is on its way when this returns.
+    /// Starts tool `index` with `input` (JSON text of `input ?? {}`). Returns the call's id
+    /// (its JSON-RPC request id), under which its outcome arrives in `takeCompletions()`, or
+    /// the message of a refusal made before anything was sent (input that is not valid). No
+    /// Promise, no task: the request is on its way when this returns. `trace`: a propagator's
+    /// carrier as JSON text; its W3C trace members go in the request's `_meta`.
     #[napi(catch_unwind, ts_return_type = "number | string")]
     pub fn call(
         &self,
@@ -68,6 +76,7 @@ impl NativeSnapshot {
         index: u32,
         input: String,
         wants_progress: bool,
+        trace: Option<String>,
     ) -> napi::Result<Either<i64, String>> {
         let calls = &self.calls;
         let progress = wants_progress.then(|| {
@@ -80,13 +89,23 @@ impl NativeSnapshot {
             }) as Listener
         });
         let completions = calls.completions.clone();
+        let meta = trace
+            .as_deref()
+            .and_then(|carrier| members_text(&meta_members(carrier)));
         let start = || {
             self.source.start_call(
                 &self.snapshot,
                 index as usize,
                 &input,
                 progress,
-                move |id, outcome| completions.push(id, outcome),
+                meta.as_deref(),
+                move |id, outcome| match outcome {
+                    Ok(json) => completions.push(id, Ok(json)),
+                    Err((failure, error_type)) => {
+                        completions.push_error_type(id, &error_type);
+                        completions.push(id, Err(failure));
+                    }
+                },
             )
         };
         let started = match &calls.direct {

@@ -10,6 +10,7 @@ use super::environment::environment_children;
 use super::errors::{from_napi, refusal, to_js_error};
 use super::hooks::{HeaderHook, Hook, JsAskHook, JsBridge, WakeHook};
 use super::oauth::NodeOAuthHost;
+use super::tracing::JsTracer;
 use crate::core::config::{Config, Headers, LockSource, Transport};
 use crate::core::lock::{self, Lock};
 use crate::core::secrets::Secrets;
@@ -77,6 +78,10 @@ pub struct SourceHooks {
     pub ask: Option<Hook<String, Promise<String>>>,
     /// `lock` given as the parsed object: its JSON text (a path is read here instead).
     pub lock_text: Option<String>,
+    /// The request tracer (lib/telemetry.js): takes `{ begin, id }` and resolves with
+    /// `{ meta }`, or takes `{ end, error, protocol, session }`; set only while tracing.
+    #[napi(ts_type = "(text: string) => Promise<string>")]
+    pub trace: Option<Hook<String, Promise<String>>>,
 }
 
 #[napi]
@@ -96,6 +101,7 @@ impl NativeSource {
             oauth_save,
             ask,
             lock_text,
+            trace,
         } = hooks;
         let raw = to_raw(env.raw(), config.raw()).map_err(from_napi)?;
         let children = environment_children(env.raw());
@@ -165,6 +171,11 @@ impl NativeSource {
             children,
             secrets: secrets.clone(),
             ask: ask.map(|h| Arc::new(JsAskHook(Arc::new(h))) as Arc<dyn AskHook>),
+            tracer: trace.map(|hook| {
+                Arc::new(JsTracer {
+                    hook: Arc::new(hook),
+                }) as Arc<dyn crate::client::trace::Tracer>
+            }),
         });
         let wake = Arc::new(Mutex::new(wake));
         let waker = wake.clone();

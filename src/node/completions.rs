@@ -3,7 +3,8 @@
 //! A reply is read on a runtime thread; settling its Promise must happen on the JS thread.
 //! Crossing once per call (a thread-safe function per Promise) costs more than the call
 //! itself, so finished calls accumulate here as one JSON text, `[[id, kind, value], ...]` (kind 0 progress,
-//! 1 result, 2 failure: its message, or `{message, kind, error}` for an OAuth one), and
+//! 1 result, 2 failure: its message, or `{message, kind, error}` for an OAuth one, which a
+//! kind 3 entry may precede with its `error.type`), and
 //! the JS thread is woken only when the batch goes from empty to non-empty. Under load one
 //! wake-up and one `JSON.parse` settle many calls.
 
@@ -18,6 +19,9 @@ use std::sync::Mutex;
 pub const PROGRESS: char = '0';
 pub const RESULT: char = '1';
 pub const FAILURE: char = '2';
+/// The `error.type` of a failure that follows for the same call (for tracing); the value is
+/// its word or JSON-RPC code, as a string.
+pub const ERROR_TYPE: char = '3';
 
 /// A buffer grown past this by a burst of large results is let go rather than kept.
 const MAX_KEPT_CAPACITY: usize = 4 * 1024 * 1024;
@@ -80,6 +84,11 @@ impl Completions {
                 text.push('}');
             }),
         }
+    }
+
+    /// A failed call's `error.type`, pushed just before its failure.
+    pub fn push_error_type(&self, id: u64, error_type: &str) {
+        self.append(id, ERROR_TYPE, |text| write_string(text, error_type));
     }
 
     /// A call reported progress (the JSON text of the notification's params). It travels in

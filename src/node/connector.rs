@@ -2,6 +2,7 @@
 //! hook), or the host's in-process server object through the JS bridge.
 
 use super::hooks::{settled, Hook, JsBridge};
+use crate::client::trace::Tracer;
 use crate::core::config::{Config, Transport};
 use crate::core::secrets::Secrets;
 use crate::source::{AskHook, Connector, SourceError};
@@ -35,6 +36,8 @@ pub(super) struct NodeConnector {
     pub(super) secrets: Arc<Secrets>,
     /// `elicit`, `sample` and `roots` (as a function), behind one callback.
     pub(super) ask: Option<Arc<dyn AskHook>>,
+    /// The JS side's request tracer, when the host traces (lib/telemetry.js).
+    pub(super) tracer: Option<Arc<dyn Tracer>>,
 }
 
 impl Connector for NodeConnector {
@@ -108,6 +111,10 @@ impl Connector for NodeConnector {
 
     fn ask_hook(&self) -> Option<Arc<dyn AskHook>> {
         self.ask.clone()
+    }
+
+    fn tracer(&self) -> Option<Arc<dyn Tracer>> {
+        self.tracer.clone()
     }
 
     /// An in-process server left half-connected would refuse the next connect.

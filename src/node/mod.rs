@@ -14,4 +14,5 @@ mod hooks;
 mod js;
 mod oauth;
 mod tooldefs;
+mod tracing;
 mod value;

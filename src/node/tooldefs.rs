@@ -16,6 +16,11 @@ pub fn tools_json(tools: &[ToolSpec]) -> String {
         }
         out.push_str("{\"name\":");
         write_string(&mut out, &tool.name);
+        // The name the server knows it by, when the config renamed it (tracing names it so).
+        if tool.original != tool.name {
+            out.push_str(",\"original\":");
+            write_string(&mut out, &tool.original);
+        }
         out.push_str(",\"description\":");
         write_string(&mut out, &tool.description);
         out.push_str(",\"parameters\":");

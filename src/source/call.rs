@@ -7,8 +7,9 @@
 
 use super::asks::Asker;
 use super::tasks;
-use super::{redacted, redacted_failure, Snapshot};
+use super::{redacted, redacted_failure, ErrorType, Snapshot};
 use crate::client::rpc::{Answer, Fast, Listener, RpcError, Waiter};
+use crate::client::trace::{result_error_type, rpc_error_type};
 use crate::core::error::Failure;
 use crate::core::jcs::{format_f64, write_string};
 use crate::core::lite::RawObject;
@@ -46,21 +47,49 @@ pub(super) struct Rounds {
     pub input: String,
     pub mirrored: Vec<(String, String)>,
     pub progress: Option<Listener>,
+    /// The trace members of the call's `_meta` (`client::trace`), sent again each round.
+    pub meta: Option<String>,
     pub deadline: Instant,
     pub runtime: tokio::runtime::Handle,
     pub taken: AtomicU32,
 }
 
+/// Why a call failed, with its `error.type` for tracing.
+pub(super) type Failed = (Failure, ErrorType);
+
 /// The call's end: its first id and its mapped result's JSON text, or why it failed.
-pub(super) type Done = Box<dyn FnOnce(u64, Result<String, Failure>) + Send>;
+pub(super) type Done = Box<dyn FnOnce(u64, Result<String, Failed>) + Send>;
+
+/// `f` as a failure of the kind `error_type` names.
+pub(super) fn typed(error_type: &'static str) -> impl FnOnce(Failure) -> Failed {
+    move |f| (f, ErrorType::Borrowed(error_type))
+}
 
 /// The params of a request for the tool, around the caller's own input text (JSON already):
-/// the arguments are not printed again on every call.
-pub(super) fn params(id: u64, progress: bool, name: &str, input: &str, extra: &str) -> String {
+/// the arguments are not printed again on every call. `meta`: trace members for `_meta`.
+pub(super) fn params(
+    id: u64,
+    progress: bool,
+    meta: Option<&str>,
+    name: &str,
+    input: &str,
+    extra: &str,
+) -> String {
     let mut params = String::with_capacity(input.len() + name.len() + extra.len() + 64);
     params.push('{');
-    if progress {
-        let _ = write!(params, "\"_meta\":{{\"progressToken\":{id}}},");
+    match (meta, progress) {
+        (None, false) => {}
+        (None, true) => {
+            let _ = write!(params, "\"_meta\":{{\"progressToken\":{id}}},");
+        }
+        (Some(members), wants) => {
+            params.push_str("\"_meta\":{");
+            params.push_str(members);
+            if wants {
+                let _ = write!(params, ",\"progressToken\":{id}");
+            }
+            params.push_str("},");
+        }
     }
     params.push_str("\"name\":");
     write_string(&mut params, name);
@@ -82,7 +111,7 @@ pub(super) fn submit<D>(
     progress: Option<Listener>,
     done: D,
 ) where
-    D: FnOnce(u64, Result<String, Failure>) + Send + 'static,
+    D: FnOnce(u64, Result<String, Failed>) + Send + 'static,
 {
     let snapshot = plan.snapshot.clone();
     let spec = &snapshot.tools[plan.index];
@@ -101,7 +130,7 @@ pub(super) fn submit<D>(
 
 fn waiter<D>(plan: Arc<Plan>, done: D) -> Waiter
 where
-    D: FnOnce(u64, Result<String, Failure>) + Send + 'static,
+    D: FnOnce(u64, Result<String, Failed>) + Send + 'static,
 {
     let fast_plan = plan.clone();
     let fast: Fast = Arc::new(move |result: &RawObject| {
@@ -128,10 +157,16 @@ where
     Waiter::answered(Some(fast), move |answer| {
         let first = plan.first;
         let reply = match answer {
-            Answer::Mapped(outcome) => return done(first, outcome),
+            Answer::Mapped(outcome) => {
+                return done(first, outcome.map_err(|f| (f, result_error_type(false))))
+            }
             Answer::Reply(reply) => reply,
         };
         let spec = &plan.snapshot.tools[plan.index];
+        let error_type = match &reply {
+            Err(e) => rpc_error_type(e),
+            Ok(result) => result_error_type(result.get("isError") == Some(&Value::Bool(true))),
+        };
         let reply = reply.map_err(|e| match e {
             RpcError::TimedOut => timed_out(&spec.name, plan.call_ms),
             RpcError::Cancelled => format!("mcp: tool '{}' was aborted", spec.name).into(),
@@ -141,7 +176,7 @@ where
         });
         let result = match reply {
             Ok(result) => result,
-            Err(f) => return done(first, Err(f)),
+            Err(f) => return done(first, Err((f, error_type))),
         };
         let mapped = match result.get("resultType") {
             Some(kind) if kind == "input_required" && plan.rounds.is_some() => {
@@ -162,7 +197,8 @@ where
                 .map_err(|f| redacted_failure(&plan.secrets, f)),
         }
         // serde_json's writer, not `Display`, which goes through `fmt` per token.
-        .map(|value| serde_json::to_string(&value).unwrap_or_else(|_| "null".into()));
+        .map(|value| serde_json::to_string(&value).unwrap_or_else(|_| "null".into()))
+        .map_err(|f| (f, error_type));
         done(first, mapped);
     })
 }
@@ -189,7 +225,7 @@ fn again(plan: Arc<Plan>, result: Value, done: Done) {
                 let (mirrored, progress) = (rounds.mirrored.clone(), rounds.progress.clone());
                 submit(plan.clone(), id, &params, mirrored, left, progress, done);
             }
-            Err(f) => done(plan.first, Err(redacted_failure(&plan.secrets, f))),
+            Err((f, kind)) => done(plan.first, Err((redacted_failure(&plan.secrets, f), kind))),
         }
     });
 }
@@ -243,7 +279,7 @@ pub(super) async fn answers(
 }
 
 /// The next request of the call (its id and params), or why the call ends here.
-async fn next_round(plan: &Plan, result: Value) -> Result<(u64, String), Failure> {
+async fn next_round(plan: &Plan, result: Value) -> Result<(u64, String), Failed> {
     let rounds = plan.rounds.as_ref().expect("a round has rounds");
     let spec = &plan.snapshot.tools[plan.index];
     let taken = rounds.taken.fetch_add(1, Ordering::Relaxed) + 1;
@@ -253,7 +289,8 @@ async fn next_round(plan: &Plan, result: Value) -> Result<(u64, String), Failure
             "mcp: tool '{}' asked for input more than {max} times (maxInputRounds); the call ends unanswered",
             spec.name
         )
-        .into());
+        .into())
+        .map_err(typed("invalid_result"));
     }
     let mut result = match result {
         Value::Object(r) => r,
@@ -268,16 +305,20 @@ async fn next_round(plan: &Plan, result: Value) -> Result<(u64, String), Failure
                 spec.name
             )
             .into())
+            .map_err(typed("invalid_result"))
         }
     };
-    let responses = answers(plan, requests).await?;
+    let responses = answers(plan, requests)
+        .await
+        .map_err(typed("input_not_given"))?;
     if Instant::now() >= rounds.deadline {
-        return Err(timed_out(&spec.name, plan.call_ms));
+        return Err(timed_out(&spec.name, plan.call_ms)).map_err(typed("timeout"));
     }
     let rpc = &plan.snapshot.conn.rpc;
     let id = rpc.reserve_id();
     if !rounds.asker.moved(plan.first, id) {
-        return Err(format!("mcp: tool '{}' was aborted", spec.name).into());
+        return Err(format!("mcp: tool '{}' was aborted", spec.name).into())
+            .map_err(typed("cancelled"));
     }
     let mut extra = String::from(",\"inputResponses\":");
     extra.push_str(&Value::Object(responses).to_string());
@@ -289,6 +330,7 @@ async fn next_round(plan: &Plan, result: Value) -> Result<(u64, String), Failure
     let text = params(
         id,
         rounds.progress.is_some(),
+        rounds.meta.as_deref(),
         &spec.original,
         &rounds.input,
         &extra,

@@ -8,10 +8,10 @@
 //! abort and the call's deadline send `tasks/cancel`. Each status the task passes through reaches
 //! the calling tool's log, with the task id, so a host can keep it.
 
-use super::call::{answers, mapped, timed_out, Done, Plan};
+use super::call::{answers, mapped, timed_out, typed, Done, Failed, Plan};
 use super::redacted;
 use crate::client::rpc::RpcError;
-use crate::core::error::Failure;
+use crate::client::trace::{result_error_type, rpc_error_type};
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -35,7 +35,7 @@ pub(super) fn follow(plan: Arc<Plan>, modern: bool, task: Value, done: Done) {
     });
 }
 
-async fn to_its_end(plan: &Plan, modern: bool, mut task: Value) -> Result<String, Failure> {
+async fn to_its_end(plan: &Plan, modern: bool, mut task: Value) -> Result<String, Failed> {
     let rounds = plan.rounds.as_ref().expect("a followed task has rounds");
     let spec = &plan.snapshot.tools[plan.index];
     let rpc = plan.snapshot.conn.rpc.clone();
@@ -44,13 +44,18 @@ async fn to_its_end(plan: &Plan, modern: bool, mut task: Value) -> Result<String
         .and_then(Value::as_str)
         .map(str::to_owned)
     else {
-        return Err(format!("mcp: tool '{}' returned a task without a taskId", spec.name).into());
+        return Err(typed("invalid_result")(
+            format!("mcp: tool '{}' returned a task without a taskId", spec.name).into(),
+        ));
     };
-    let failed = |e: RpcError| -> Failure {
-        redacted(&plan.secrets, e)
+    let failed = |e: RpcError| -> Failed {
+        let kind = rpc_error_type(&e);
+        let f = redacted(&plan.secrets, e)
             .into_failure()
-            .map_message(|m| format!("mcp: tool '{}' failed: {m}", spec.name))
+            .map_message(|m| format!("mcp: tool '{}' failed: {m}", spec.name));
+        (f, kind)
     };
+    let mapped = |result: Value| mapped(plan, result).map_err(|f| (f, result_error_type(false)));
     let mut told = String::new();
     loop {
         let status = task
@@ -70,10 +75,7 @@ async fn to_its_end(plan: &Plan, modern: bool, mut task: Value) -> Result<String
         let left = rounds.deadline.saturating_duration_since(Instant::now());
         match status.as_str() {
             "completed" if modern => {
-                return mapped(
-                    plan,
-                    task.get_mut("result").map(Value::take).unwrap_or_default(),
-                )
+                return mapped(task.get_mut("result").map(Value::take).unwrap_or_default())
             }
             "completed" | "input_required" if !modern => {
                 // The result, and the server's requests before it, come with tasks/result.
@@ -81,10 +83,10 @@ async fn to_its_end(plan: &Plan, modern: bool, mut task: Value) -> Result<String
                     .request("tasks/result", json!({ "taskId": id }), Some(left))
                     .await;
                 return match result {
-                    Ok(result) => mapped(plan, result),
+                    Ok(result) => mapped(result),
                     Err(RpcError::TimedOut) => {
                         cancel(plan, &id);
-                        Err(timed_out(&spec.name, plan.call_ms))
+                        Err(typed("timeout")(timed_out(&spec.name, plan.call_ms)))
                     }
                     Err(e) => Err(failed(e)),
                 };
@@ -104,19 +106,23 @@ async fn to_its_end(plan: &Plan, modern: bool, mut task: Value) -> Result<String
                 }));
             }
             "cancelled" => {
-                return Err(format!(
-                    "mcp: tool '{}' was cancelled by the server (task {})",
-                    spec.name,
-                    clip(&id)
-                )
-                .into())
+                return Err(typed("cancelled")(
+                    format!(
+                        "mcp: tool '{}' was cancelled by the server (task {})",
+                        spec.name,
+                        clip(&id)
+                    )
+                    .into(),
+                ))
             }
             "input_required" => {
                 let requests = match task.get_mut("inputRequests").map(Value::take) {
                     Some(Value::Object(requests)) => requests,
                     _ => Map::new(),
                 };
-                let responses = answers(plan, requests).await?;
+                let responses = answers(plan, requests)
+                    .await
+                    .map_err(typed("input_not_given"))?;
                 let update = json!({ "taskId": id, "inputResponses": responses });
                 let left = rounds.deadline.saturating_duration_since(Instant::now());
                 rpc.request("tasks/update", update, Some(left))
@@ -144,7 +150,7 @@ async fn to_its_end(plan: &Plan, modern: bool, mut task: Value) -> Result<String
             Ok(task) => task,
             Err(RpcError::TimedOut) => {
                 cancel(plan, &id);
-                return Err(timed_out(&spec.name, plan.call_ms));
+                return Err(typed("timeout")(timed_out(&spec.name, plan.call_ms)));
             }
             Err(e) => return Err(failed(e)),
         };
@@ -152,19 +158,21 @@ async fn to_its_end(plan: &Plan, modern: bool, mut task: Value) -> Result<String
 }
 
 /// Waits `interval` between polls; the host's abort or the call's deadline end the task.
-async fn wait(plan: &Plan, id: &str, interval: Duration) -> Result<(), Failure> {
+async fn wait(plan: &Plan, id: &str, interval: Duration) -> Result<(), Failed> {
     let rounds = plan.rounds.as_ref().expect("a followed task has rounds");
     let spec = &plan.snapshot.tools[plan.index];
     let until = Instant::now() + interval;
     loop {
         if rounds.asker.cancelled(plan.first) {
             cancel(plan, id);
-            return Err(format!("mcp: tool '{}' was aborted", spec.name).into());
+            return Err(typed("cancelled")(
+                format!("mcp: tool '{}' was aborted", spec.name).into(),
+            ));
         }
         let now = Instant::now();
         if now >= rounds.deadline {
             cancel(plan, id);
-            return Err(timed_out(&spec.name, plan.call_ms));
+            return Err(typed("timeout")(timed_out(&spec.name, plan.call_ms)));
         }
         if now >= until {
             return Ok(());

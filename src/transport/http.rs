@@ -733,6 +733,11 @@ impl Wire for HttpWire {
         })
     }
 
+    fn session_id(&self) -> Option<String> {
+        let id = lock(&self.shared.session).id.clone()?;
+        Some(self.shared.secrets.redact(&id))
+    }
+
     fn shutdown(&self) -> BoxFuture<'static, ()> {
         let shared = self.shared.clone();
         Box::pin(async move {

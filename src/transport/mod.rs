@@ -77,6 +77,11 @@ pub trait Wire: Send + Sync {
     fn diagnostics(&self) -> Option<String> {
         None
     }
+    /// The session the server gave this connection (a stateful HTTP server's `Mcp-Session-Id`),
+    /// for tracing.
+    fn session_id(&self) -> Option<String> {
+        None
+    }
     /// Releases everything: the child process, the HTTP session, the in-process attachment.
     fn shutdown(&self) -> BoxFuture<'static, ()>;
     /// Releases at once (a failed or timed-out connect).
