@@ -71,6 +71,10 @@ pub struct SourceHooks {
     /// `http.oauth.store.save`, wrapped: takes `{ key, value }` as JSON text.
     #[napi(ts_type = "(text: string) => Promise<string>")]
     pub oauth_save: Option<Hook<String, Promise<String>>>,
+    /// `http.oauth.assertion` or `http.oauth.tokenExchange.subjectToken` given as a function,
+    /// wrapped: takes the name, resolves with the value.
+    #[napi(ts_type = "(name: string) => Promise<string>")]
+    pub oauth_credential: Option<Hook<String, Promise<String>>>,
     /// `lock` given as the parsed object: its JSON text (a path is read here instead).
     pub lock_text: Option<String>,
 }
@@ -90,6 +94,7 @@ impl NativeSource {
             oauth_authorize,
             oauth_load,
             oauth_save,
+            oauth_credential,
             lock_text,
         } = hooks;
         let raw = to_raw(env.raw(), config.raw()).map_err(from_napi)?;
@@ -123,10 +128,11 @@ impl NativeSource {
                     authorize: oauth_authorize.map(Arc::new),
                     load: oauth_load.map(Arc::new),
                     save: oauth_save.map(Arc::new),
+                    credential: oauth_credential.map(Arc::new),
                     secrets: secrets.clone(),
                 });
                 Some(
-                    OAuth::new(settings.clone(), url, host, secrets.clone())
+                    OAuth::new((**settings).clone(), url, host, secrets.clone())
                         .map_err(|e| napi::Error::new("GenericFailure".to_owned(), e.message))?,
                 )
             }
