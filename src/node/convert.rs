@@ -155,7 +155,8 @@ pub fn from_json(env: Env, value: &Value) -> napi::Result<Val> {
     }
 }
 
-/// How deep the config walk looks: `config.risk.<tool>` is the deepest member checked.
+/// How deep the config walk looks: `config.risk.<tool>` is the deepest member checked (but
+/// for the members of the two objects `Look::Open` names).
 const CONFIG_DEPTH: usize = 3;
 
 /// The host config as the core's checks see it. `server` is only probed for a `connect`

@@ -2,17 +2,18 @@
 //! and a fresh proof for every request (a new `jti` each time, so a retry is never a replay).
 //!
 //! A nonce is the server's text and is sent back to it in a signed proof: only a valid one
-//! (`1*NQCHAR`, bounded) is taken, only from the server it is for (by origin), and the
-//! resource server's is never sent to the authorization server or the other way round.
+//! (`1*NQCHAR`, bounded) is taken, and it is kept for the URL it came from (the proof's `htu`:
+//! the token endpoint, the MCP server), so the resource server's is never sent to the
+//! authorization server or the other way round, even when the two share an origin.
 
 use super::wire::{now_ms, random_b64};
-use crate::core::oauth::jws::{dpop_proof, valid_nonce, ProofFor, SigningKey};
+use crate::core::oauth::jws::{dpop_htu, dpop_proof, valid_nonce, ProofFor, SigningKey};
 use crate::core::oauth::DpopKey;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-/// Servers whose nonce is kept: a source talks to its MCP server, one authorization server
-/// at a time, and the ones it moved away from.
+/// URLs whose nonce is kept: a source talks to its MCP server, one token endpoint at a time,
+/// and the ones it moved away from.
 const MAX_SERVERS: usize = 8;
 
 pub(crate) struct Dpop {
@@ -27,12 +28,6 @@ pub(crate) struct Dpop {
 pub(crate) struct Proof {
     pub(crate) proof: String,
     pub(crate) nonce: Option<String>,
-}
-
-fn origin(url: &str) -> Option<String> {
-    url::Url::parse(url)
-        .ok()
-        .map(|u| u.origin().ascii_serialization())
 }
 
 impl Dpop {
@@ -65,7 +60,7 @@ impl Dpop {
         url: &str,
         access_token: Option<&str>,
     ) -> Result<Proof, String> {
-        let nonce = origin(url).and_then(|o| self.nonces().get(&o).cloned());
+        let nonce = dpop_htu(url).and_then(|u| self.nonces().get(&u).cloned());
         let jti = random_b64(16)?;
         let proof = dpop_proof(
             &self.key,
@@ -82,16 +77,75 @@ impl Dpop {
         Ok(Proof { proof, nonce })
     }
 
-    /// Takes the `DPoP-Nonce` of an answer from `url`'s server (RFC 9449 §8.2, §9: any answer
-    /// may carry the next one); the nonce taken, if it was a valid one.
+    /// Takes the `DPoP-Nonce` of an answer from `url` (RFC 9449 §8.2, §9: any answer may carry
+    /// the next one); the nonce taken, if it was a valid one.
     pub(crate) fn take_nonce(&self, url: &str, header: Option<&str>) -> Option<String> {
         let nonce = valid_nonce(header?)?.to_owned();
-        let origin = origin(url)?;
+        let target = dpop_htu(url)?;
         let mut nonces = self.nonces();
-        if nonces.len() >= MAX_SERVERS && !nonces.contains_key(&origin) {
+        if nonces.len() >= MAX_SERVERS && !nonces.contains_key(&target) {
             nonces.clear();
         }
-        nonces.insert(origin, nonce.clone());
+        nonces.insert(target, nonce.clone());
         Some(nonce)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    use base64::Engine;
+    use serde_json::Value;
+
+    fn nonce_of(proof: &Proof) -> Option<String> {
+        let claims = proof.proof.split('.').nth(1).unwrap();
+        let claims: Value =
+            serde_json::from_slice(&URL_SAFE_NO_PAD.decode(claims).unwrap()).unwrap();
+        claims
+            .get("nonce")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    }
+
+    #[test]
+    fn a_nonce_goes_back_only_to_the_url_that_gave_it() {
+        let d = Dpop::new(&DpopKey::Ephemeral).unwrap();
+        let (token, mcp) = ("http://127.0.0.1:1/token", "http://127.0.0.1:1/mcp");
+        assert_eq!(d.take_nonce(token, Some("as-1")).as_deref(), Some("as-1"));
+        let p = d.proof("POST", token, None).unwrap();
+        assert_eq!(
+            (p.nonce.as_deref(), nonce_of(&p).as_deref()),
+            (Some("as-1"), Some("as-1"))
+        );
+        // Same origin, another URL: not the token endpoint's nonce.
+        let p = d.proof("POST", mcp, Some("t")).unwrap();
+        assert_eq!((p.nonce.clone(), nonce_of(&p)), (None, None));
+        // Query and fragment are no part of where a nonce is for (nor of the proof).
+        d.take_nonce("http://127.0.0.1:1/mcp?x=1", Some("rs-1"));
+        assert_eq!(
+            d.proof("GET", mcp, Some("t")).unwrap().nonce.as_deref(),
+            Some("rs-1")
+        );
+        // A value that is no nonce is not taken, and the last one stays.
+        assert_eq!(d.take_nonce(mcp, Some("bad nonce")), None);
+        assert_eq!(d.take_nonce(mcp, None), None);
+        assert_eq!(
+            d.proof("GET", mcp, Some("t")).unwrap().nonce.as_deref(),
+            Some("rs-1")
+        );
+        // Two proofs never share a jti.
+        let a = d.proof("GET", mcp, Some("t")).unwrap().proof;
+        let b = d.proof("GET", mcp, Some("t")).unwrap().proof;
+        assert_ne!(a, b);
+    }
+
+    #[test]
+    fn the_nonces_kept_are_bounded() {
+        let d = Dpop::new(&DpopKey::Ephemeral).unwrap();
+        for i in 0..100 {
+            d.take_nonce(&format!("https://h{i}.example/token"), Some("n"));
+            assert!(d.nonces().len() <= MAX_SERVERS);
+        }
     }
 }
