@@ -26,10 +26,42 @@ export interface OAuthStore {
   save(key: string, value: unknown): void | Promise<void>;
 }
 
+/** A secret given as text, or as a function called each time it is needed (a token that rotates). */
+export type OAuthSupplied = string | (() => string | Promise<string>);
+
+/**
+ * `http.oauth.dpop`: DPoP (RFC 9449). `true` makes a P-256 key for the source (its tokens are
+ * bound to this process); an object gives a PKCS#8 PEM key of its own, so stored tokens stay
+ * usable across processes.
+ */
+export type OAuthDpop = boolean | { privateKey: string; /** @default 'ES256' */ signingAlgorithm?: 'ES256' | 'RS256' };
+
+/**
+ * `http.oauth.tokenExchange`: enterprise-managed authorization. The user's identity assertion
+ * is exchanged at the enterprise IdP (RFC 8693) for an ID-JAG, which the `jwt_bearer` grant
+ * presents to the MCP server's authorization server.
+ */
+export interface OAuthTokenExchange {
+  /** The IdP's token endpoint: an `https:` URL (`http:` on loopback). */
+  tokenEndpoint: string;
+  /** This client at the IdP. */
+  clientId: string;
+  /** Its secret at the IdP, if it has one. Never shown in an error. */
+  clientSecret?: string;
+  /** The user's ID token (or SAML assertion). Never shown in an error. */
+  subjectToken: OAuthSupplied;
+  /** @default 'id_token' */
+  subjectTokenType?: 'id_token' | 'saml2';
+}
+
 /** `http.oauth`: OAuth 2.1 as the MCP specification's authorization section describes it. */
 export interface OAuthConfig {
-  /** `'authorization_code'` (PKCE, a user authorizes) or `'client_credentials'` (a machine). @default 'authorization_code' */
-  grant?: 'authorization_code' | 'client_credentials';
+  /**
+   * `'authorization_code'` (PKCE, a user authorizes), `'client_credentials'` (a machine), or
+   * `'jwt_bearer'` (RFC 7523: `assertion` or `tokenExchange`, with `clientId`).
+   * @default 'authorization_code'
+   */
+  grant?: 'authorization_code' | 'client_credentials' | 'jwt_bearer';
   /** A pre-registered client id (used before a client metadata document or registration). */
   clientId?: string;
   /** The pre-registered client's secret. Never shown in an error. */
@@ -62,6 +94,12 @@ export interface OAuthConfig {
   authorize?: (request: { url: string; reason: OAuthReason; signal: AbortSignal }) => string | URL | Promise<string | URL>;
   /** Where tokens and registrations are kept; in memory for the source's life when absent. */
   store?: OAuthStore;
+  /** DPoP-bound tokens and a proof on every request (RFC 9449). @default false */
+  dpop?: OAuthDpop;
+  /** `jwt_bearer`: the assertion presented as it is (a workload identity JWT). Never shown in an error. */
+  assertion?: OAuthSupplied;
+  /** `jwt_bearer`: the assertion is an ID-JAG from this token exchange. */
+  tokenExchange?: OAuthTokenExchange;
 }
 
 /** Milliseconds, each a positive finite number. */

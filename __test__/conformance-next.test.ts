@@ -155,7 +155,42 @@ describe('conformance 0.2: --requirements 2025-11-25 (Node 22)', () => {
     expect(run.results.get('auth/client-credentials-basic')).toBe(true);
     expect(run.results.get('auth/client-credentials-jwt')).toBe(true);
   });
+
+  extensionsPass(() => run, '2025-11-25');
 });
+
+// The authorization extensions the client maps to `http.oauth` keys (client.mjs): DPoP with and
+// without server nonces (`dpop`), enterprise-managed authorization (`tokenExchange`) and
+// workload identity federation (`assertion`), each with the jwt-bearer grant or the login.
+// Each runs, not scored, in every requirement set; every check of it passes.
+const EXTENSIONS = ['auth/dpop', 'auth/dpop-nonce', 'auth/enterprise-managed-authorization', 'auth/wif-jwt-bearer'];
+// The checks that say the extension itself was done (beside the shared discovery and token
+// checks): a scenario whose client never got that far would pass none of them.
+const EXTENSION_CHECKS: Record<string, string[]> = {
+  'auth/dpop': ['sep-1932-client-token-request-proof', 'sep-1932-client-dpop-auth-scheme', 'sep-1932-client-fresh-proof'],
+  'auth/dpop-nonce': [
+    'sep-1932-client-token-request-proof',
+    'sep-1932-client-dpop-auth-scheme',
+    'sep-1932-client-fresh-proof',
+    'sep-1932-client-as-nonce',
+    'sep-1932-client-rs-nonce',
+  ],
+  'auth/enterprise-managed-authorization': ['complete-flow-token-exchange', 'complete-flow-jwt-bearer'],
+  'auth/wif-jwt-bearer': ['wif-assertion-verified'],
+};
+
+function extensionsPass(run: () => Run, revision: string): void {
+  for (const scenario of EXTENSIONS) {
+    it(`the ${scenario} extension passes, every check of it`, () => {
+      expect(requirementSet(revision).notScored).toContain(scenario);
+      expect(run().results.get(scenario), run().out).toBe(true);
+      const all = checks(run(), scenario);
+      expect(all.filter((c) => c.status !== 'SUCCESS' && c.status !== 'INFO')).toEqual([]);
+      const passed = new Set(all.filter((c) => c.status === 'SUCCESS').map((c) => c.id));
+      for (const id of EXTENSION_CHECKS[scenario]) expect([scenario, id, passed.has(id)]).toEqual([scenario, id, true]);
+    });
+  }
+}
 
 // What --requirements 2026-07-28 scores for a client: the modern wire (request metadata, the
 // HTTP headers, x-mcp-header), schemas, Multi Round-Trip Requests, and its 25 authorization
@@ -196,6 +231,8 @@ describe('conformance 0.2: --requirements 2026-07-28 (Node 22)', () => {
       'sep-2322-default-result-type-complete',
     ]);
   });
+
+  extensionsPass(() => run, '2026-07-28');
 
   it('request-metadata fails no check: its one warning is the pinned era', () => {
     const all = checks(run, 'request-metadata');

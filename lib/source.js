@@ -31,6 +31,20 @@ function wrapOAuth(oauth, signalOf) {
       return redirect;
     };
   }
+  // `assertion` and `tokenExchange.subjectToken` given as functions: called each time a token
+  // is asked for (a workload's token rotates), each resolving with a non-empty string.
+  const suppliers = {
+    assertion: oauth.assertion,
+    subjectToken: oauth.tokenExchange !== null && typeof oauth.tokenExchange === 'object' ? oauth.tokenExchange.subjectToken : undefined,
+  };
+  if (Object.values(suppliers).some((f) => typeof f === 'function')) {
+    out.oauthCredential = async (name) => {
+      const f = suppliers[name];
+      const value = typeof f === 'function' ? await f() : undefined;
+      if (typeof value !== 'string' || value === '') throw new Error(`the ${name} function did not resolve with a non-empty string`);
+      return value;
+    };
+  }
   const store = oauth.store;
   if (store !== null && typeof store === 'object' && typeof store.load === 'function' && typeof store.save === 'function') {
     out.oauthLoad = async (key) => JSON.stringify((await store.load(key)) ?? null);
@@ -85,7 +99,7 @@ function unvalidatedReasons(def) {
 }
 
 // The hooks' names, as SourceHooks (index.d.ts's binding types) has them.
-const HOOKS = ['wake', 'headers', 'attach', 'toServer', 'detach', 'toServerSoon', 'oauthAuthorize', 'oauthLoad', 'oauthSave', 'ask', 'trace'];
+const HOOKS = ['wake', 'headers', 'attach', 'toServer', 'detach', 'toServerSoon', 'oauthAuthorize', 'oauthLoad', 'oauthSave', 'oauthCredential', 'ask', 'trace'];
 
 // Sources with calls in flight: held here while nothing else may hold them (a host that awaits
 // a call after dropping its source and ToolDefs must still see the call settle).

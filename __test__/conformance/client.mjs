@@ -43,10 +43,32 @@ function oauthFor(name) {
       signingAlgorithm: context.signing_algorithm ?? 'ES256',
     };
   }
+  // Workload identity federation: the workload's JWT presented with the jwt-bearer grant (as
+  // a function, the way a rotating token file is read).
+  if (name === 'auth/wif-jwt-bearer') {
+    return { grant: 'jwt_bearer', clientId: context.client_id, assertion: async () => context.valid_jwt };
+  }
+  // Enterprise-managed authorization: the IdP's ID token exchanged there for an ID-JAG, which
+  // the jwt-bearer grant then presents at the MCP server's authorization server.
+  if (name === 'auth/enterprise-managed-authorization') {
+    return {
+      grant: 'jwt_bearer',
+      clientId: context.client_id,
+      clientSecret: context.client_secret,
+      tokenExchange: {
+        tokenEndpoint: context.idp_token_endpoint,
+        clientId: context.idp_client_id,
+        subjectToken: context.idp_id_token,
+      },
+    };
+  }
   if (name === 'auth/pre-registration') {
     return { clientId: context.client_id, clientSecret: context.client_secret, redirectUri: REDIRECT, authorize };
   }
-  return { clientMetadataUrl: CIMD_URL, clientName: 'rulvar-conformance', redirectUri: REDIRECT, authorize };
+  const login = { clientMetadataUrl: CIMD_URL, clientName: 'rulvar-conformance', redirectUri: REDIRECT, authorize };
+  // DPoP-bound tokens, with a key made for the source.
+  if (name === 'auth/dpop' || name === 'auth/dpop-nonce') return { ...login, dpop: true };
+  return login;
 }
 
 const oauth = oauthFor(scenario);

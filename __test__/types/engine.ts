@@ -110,6 +110,37 @@ export async function lockOf(source: McpToolSource): Promise<string[]> {
   return [text, ...(report?.changes.map((c) => `${c.kind}: ${c.text}`) ?? []), ...(report?.signs.map((s) => s.kind) ?? [])];
 }
 
+// The OAuth extensions: DPoP, and the jwt-bearer grant with a workload's assertion or a token
+// exchange for an ID-JAG.
+export const dpop: McpStrictConfig = {
+  transport: 'streamable-http',
+  url: 'https://mcp.example.com/mcp',
+  http: { oauth: { redirectUri: 'http://127.0.0.1:8765/callback', authorize: async ({ url }) => url, dpop: true } },
+};
+export const workload: McpStrictConfig = {
+  transport: 'streamable-http',
+  url: 'https://mcp.example.com/mcp',
+  http: { oauth: { grant: 'jwt_bearer', clientId: 'w', assertion: async () => 'jwt', dpop: { privateKey: 'pem', signingAlgorithm: 'ES256' } } },
+};
+export const enterprise: McpStrictConfig = {
+  transport: 'streamable-http',
+  url: 'https://mcp.example.com/mcp',
+  http: {
+    oauth: {
+      grant: 'jwt_bearer',
+      clientId: 'c',
+      clientSecret: 's',
+      tokenExchange: { tokenEndpoint: 'https://idp.example/token', clientId: 'i', subjectToken: () => 'id-token', subjectTokenType: 'id_token' },
+    },
+  },
+};
+export const badDpop: McpStrictConfig = {
+  transport: 'streamable-http',
+  url: 'https://x',
+  // @ts-expect-error DPoP signs with ES256 or RS256 only
+  http: { oauth: { grant: 'jwt_bearer', clientId: 'c', assertion: 'a', dpop: { privateKey: 'k', signingAlgorithm: 'HS256' } } },
+};
+
 // @ts-expect-error lock policies are a closed set
 export const badPolicy: McpConfig = { transport: 'stdio', command: 'x', lock: 'f', lockPolicy: 'warn' };
 

@@ -132,7 +132,7 @@ pub enum Transport {
         credentials: Vec<String>,
         headers: Headers,
         /// `http.oauth`: the addon obtains, refreshes and sends the bearer token itself.
-        oauth: Option<OAuthConfig>,
+        oauth: Option<Box<OAuthConfig>>,
     },
     InProcess,
 }
@@ -325,7 +325,7 @@ impl Config {
             },
             TransportKind::Http => {
                 let url = parse_url(raw)?;
-                let oauth = parse_oauth(raw.get("http").get("oauth"))?;
+                let oauth = parse_oauth(raw.get("http").get("oauth"))?.map(Box::new);
                 if oauth.is_some() {
                     check_server_url(&url, &shown_url(&url))?;
                     if let Headers::Static(h) = &headers {

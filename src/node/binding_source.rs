@@ -76,6 +76,10 @@ pub struct SourceHooks {
     /// JSON text, always resolves with `{"answer"}` or `{"failed"}` as text.
     #[napi(ts_type = "(text: string) => Promise<string>")]
     pub ask: Option<Hook<String, Promise<String>>>,
+    /// `http.oauth.assertion` or `http.oauth.tokenExchange.subjectToken` given as a function,
+    /// wrapped: takes the name, resolves with the value.
+    #[napi(ts_type = "(name: string) => Promise<string>")]
+    pub oauth_credential: Option<Hook<String, Promise<String>>>,
     /// `lock` given as the parsed object: its JSON text (a path is read here instead).
     pub lock_text: Option<String>,
     /// The request tracer (lib/telemetry.js): takes `{ begin, id }` and resolves with
@@ -100,6 +104,7 @@ impl NativeSource {
             oauth_load,
             oauth_save,
             ask,
+            oauth_credential,
             lock_text,
             trace,
         } = hooks;
@@ -134,10 +139,11 @@ impl NativeSource {
                     authorize: oauth_authorize.map(Arc::new),
                     load: oauth_load.map(Arc::new),
                     save: oauth_save.map(Arc::new),
+                    credential: oauth_credential.map(Arc::new),
                     secrets: secrets.clone(),
                 });
                 Some(
-                    OAuth::new(settings.clone(), url, host, secrets.clone())
+                    OAuth::new((**settings).clone(), url, host, secrets.clone())
                         .map_err(|e| napi::Error::new("GenericFailure".to_owned(), e.message))?,
                 )
             }

@@ -155,31 +155,39 @@ pub fn from_json(env: Env, value: &Value) -> napi::Result<Val> {
     }
 }
 
-/// How deep the config walk looks: `config.risk.<tool>` is the deepest member checked.
+/// How deep the config walk looks: `config.risk.<tool>` is the deepest member checked (but
+/// for the members of the two objects `Look::Open` names).
 const CONFIG_DEPTH: usize = 3;
 
 /// The host config as the core's checks see it. `server` is only probed for a `connect`
 /// method: it is a live object (often cyclic) that the core never needs to see into.
 pub fn to_raw(env: Env, v: Val) -> napi::Result<Raw> {
-    to_raw_at(env, v, 0, None)
+    to_raw_at(env, v, 0, Look::Plain)
 }
 
-/// Host objects the config only calls methods of (`server.connect`, `http.oauth.store`'s
-/// `load` and `save`), read as those named members (inherited ones too: a class instance).
-fn probed(depth: usize, name: &str) -> Option<&'static [&'static str]> {
+/// How one config value is read.
+#[derive(Clone, Copy)]
+enum Look {
+    /// As its depth allows.
+    Plain,
+    /// A host object the config only calls methods of (`server.connect`, `http.oauth.store`'s
+    /// `load` and `save`), read as those named members (inherited ones too: a class instance).
+    Named(&'static [&'static str]),
+    /// An object one level past `CONFIG_DEPTH` that the config checks (`http.oauth.dpop`,
+    /// `http.oauth.tokenExchange`): its own members are read, objects among them are not.
+    Open,
+}
+
+fn look(depth: usize, name: &str) -> Look {
     match (depth, name) {
-        (0, "server") => Some(&["connect"]),
-        (2, "store") => Some(&["load", "save"]),
-        _ => None,
+        (0, "server") => Look::Named(&["connect"]),
+        (2, "store") => Look::Named(&["load", "save"]),
+        (2, "dpop" | "tokenExchange") => Look::Open,
+        _ => Look::Plain,
     }
 }
 
-fn to_raw_at(
-    env: Env,
-    v: Val,
-    depth: usize,
-    probe_only: Option<&'static [&'static str]>,
-) -> napi::Result<Raw> {
+fn to_raw_at(env: Env, v: Val, depth: usize, how: Look) -> napi::Result<Raw> {
     Ok(match js::kind(env, v)? {
         Kind::Undefined => Raw::Undefined,
         Kind::Null => Raw::Null,
@@ -187,23 +195,29 @@ fn to_raw_at(
         Kind::Number => Raw::Number(js::number(env, v)?),
         Kind::String => Raw::String(js::string(env, v)?),
         Kind::Function => Raw::Function,
-        Kind::Object if probe_only.is_some() => {
+        Kind::Object if matches!(how, Look::Named(_)) => {
+            let names = match how {
+                Look::Named(names) => names,
+                _ => &[],
+            };
             let mut members = Vec::new();
-            for name in probe_only.unwrap_or_default() {
+            for name in names {
                 let member = js::named(env, v, name)?;
                 members.push((
                     (*name).to_owned(),
-                    to_raw_at(env, member, CONFIG_DEPTH, None)?,
+                    to_raw_at(env, member, CONFIG_DEPTH, Look::Plain)?,
                 ));
             }
             Raw::Object(members)
         }
-        Kind::Object if depth >= CONFIG_DEPTH => Raw::Other("[object Object]".into()),
+        Kind::Object if depth >= CONFIG_DEPTH && !matches!(how, Look::Open) => {
+            Raw::Other("[object Object]".into())
+        }
         Kind::Object if js::is_array(env, v)? => {
             let len = js::array_len(env, v)?;
             let mut items = Vec::with_capacity(reserve_for(len));
             for i in 0..len {
-                let item = to_raw_at(env, js::element(env, v, i)?, depth + 1, None)?;
+                let item = to_raw_at(env, js::element(env, v, i)?, depth + 1, Look::Plain)?;
                 // Every array of the config is one of strings, so its first undefined element
                 // (a hole of `new Array(2 ** 32 - 1)` among them) is refused whatever follows:
                 // reading on would only make the JS thread walk billions of holes first.
@@ -223,8 +237,8 @@ fn to_raw_at(
                 let key = js::element(env, keys, i)?;
                 let name = js::string(env, key)?;
                 let member = js::property(env, v, key)?;
-                let probe = probed(depth, &name);
-                members.push((name, to_raw_at(env, member, depth + 1, probe)?));
+                let how = look(depth, &name);
+                members.push((name, to_raw_at(env, member, depth + 1, how)?));
             }
             Raw::Object(members)
         }

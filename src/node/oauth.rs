@@ -1,6 +1,7 @@
 //! `http.oauth`'s host callbacks as the OAuth flow sees them (`transport::oauth::OAuthHost`):
-//! `authorize({ url, reason, signal })` and the `store`. lib/source.js wraps each so it always
-//! returns a Promise of text; every redirect URL the host hands back is a secret.
+//! `authorize({ url, reason, signal })`, the `store`, and the `assertion` / `subjectToken`
+//! functions. lib/source.js wraps each so it always returns a Promise of text; every redirect
+//! URL and credential the host hands back is a secret.
 
 use super::hooks::{settled, why_failed, Hook};
 use crate::core::secrets::Secrets;
@@ -17,6 +18,8 @@ pub struct NodeOAuthHost {
     pub load: Option<Arc<Hook<String, Promise<String>>>>,
     /// `(JSON { key, value }) => Promise<unknown>`.
     pub save: Option<Arc<Hook<String, Promise<String>>>>,
+    /// `(name) => Promise<the value of http.oauth.assertion or ...subjectToken>`.
+    pub credential: Option<Arc<Hook<String, Promise<String>>>>,
     pub secrets: Arc<Secrets>,
 }
 
@@ -80,6 +83,21 @@ impl OAuthHost for NodeOAuthHost {
                 .await
                 .map_err(failed("http.oauth.store's save", &secrets))?;
             Ok(())
+        })
+    }
+
+    fn credential(&self, name: &'static str) -> BoxFuture<'static, Result<String, String>> {
+        let hook = self.credential.clone();
+        let secrets = self.secrets.clone();
+        Box::pin(async move {
+            let Some(hook) = hook else {
+                return Err(format!("mcp: oauth: no function for '{name}'"));
+            };
+            let value = settled(&hook, name.to_owned())
+                .await
+                .map_err(failed("http.oauth credential function", &secrets))?;
+            secrets.remember_current(name, &value);
+            Ok(value)
         })
     }
 }

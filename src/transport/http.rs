@@ -5,21 +5,18 @@
 //! request, so a rotated token reaches the very next one. Redirects are followed only within
 //! the same origin: header values are credentials and must not reach another host.
 
-use super::oauth::OAuth;
+use super::oauth::{OAuth, Presented, DPOP};
 use super::observe::Inbound;
 use super::sse::SseParser;
 use super::{Route, Wire, MAX_FRAME_BYTES};
 use crate::core::config::shown_url;
 use crate::core::error::Failure;
 use crate::core::headers::needs_encoding;
-use crate::core::oauth::{Challenge, MAX_AUTHORIZATIONS};
 use crate::core::secrets::{head, Cut, Secrets};
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use futures::future::BoxFuture;
-use reqwest::header::{
-    HeaderMap, HeaderName, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE,
-};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE};
 use serde_json::Value;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -210,7 +207,7 @@ impl Shared {
             // authorization in flight must not hold close() up.
             let delete = async {
                 let (mut headers, _) = self
-                    .request_headers("application/json, text/event-stream")
+                    .request_headers("application/json, text/event-stream", "DELETE")
                     .await?;
                 if let Ok(v) = HeaderValue::from_str(&id) {
                     headers.insert(SESSION, v);
@@ -242,12 +239,14 @@ impl Shared {
         tasks.spawn_on(fut, &self.runtime);
     }
 
-    /// The headers of one request: the host's first, then the protocol's (which win), and the
-    /// OAuth bearer, which is returned as well (a 401 is answered for the token it refused).
+    /// The headers of one `method` request: the host's first, then the protocol's (which win),
+    /// and the OAuth credentials (the bearer, or a DPoP-bound token with its proof), which are
+    /// returned as well (a 401 is answered for the token it refused, or the nonce it carried).
     async fn request_headers(
         &self,
         accept: &'static str,
-    ) -> Result<(HeaderMap, Option<String>), Failure> {
+        method: &str,
+    ) -> Result<(HeaderMap, Option<Presented>), Failure> {
         let mut map = HeaderMap::new();
         for (name, value) in self.headers.headers().await? {
             let name = HeaderName::from_bytes(name.as_bytes())
@@ -258,14 +257,21 @@ impl Shared {
             map.insert(name, value);
         }
         map.insert(ACCEPT, HeaderValue::from_static(accept));
-        let mut bearer = None;
+        let mut presented = None;
         if let Some(oauth) = &self.oauth {
-            if let Some(token) = oauth.bearer().await? {
-                let value = HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| {
+            if let Some(p) = oauth.present(method, &self.url).await? {
+                let value = HeaderValue::from_str(&p.authorization).map_err(|_| {
                     "mcp: oauth: the access token cannot be sent in a header".to_owned()
                 })?;
                 map.insert(AUTHORIZATION, value);
-                bearer = Some(token);
+                if let Some(proof) = p
+                    .proof
+                    .as_deref()
+                    .and_then(|v| HeaderValue::from_str(v).ok())
+                {
+                    map.insert(DPOP, proof);
+                }
+                presented = Some(p);
             }
         }
         let session = lock(&self.session);
@@ -284,7 +290,7 @@ impl Shared {
             map.insert(PROTOCOL, p);
         }
         drop(session);
-        Ok((map, bearer))
+        Ok((map, presented))
     }
 
     /// One POST (with `body`) or GET, sent again after OAuth recovered from a 401 (or a 403
@@ -299,7 +305,8 @@ impl Shared {
     ) -> Result<reqwest::Response, Failure> {
         let mut recoveries = 0;
         loop {
-            let (mut headers, sent) = self.request_headers(accept).await?;
+            let method = if body.is_some() { "POST" } else { "GET" };
+            let (mut headers, presented) = self.request_headers(accept, method).await?;
             if let Some(route) = route {
                 route_headers(&mut headers, route);
             }
@@ -307,16 +314,13 @@ impl Shared {
                 headers.insert(LAST_EVENT_ID, id);
             }
             let client = self.client()?;
-            let (method, request) = match body {
-                Some(b) => (
-                    "POST",
-                    client
-                        .post(&self.url)
-                        .headers(headers)
-                        .header(CONTENT_TYPE, "application/json")
-                        .body(b.to_owned()),
-                ),
-                None => ("GET", client.get(&self.url).headers(headers)),
+            let request = match body {
+                Some(b) => client
+                    .post(&self.url)
+                    .headers(headers)
+                    .header(CONTENT_TYPE, "application/json")
+                    .body(b.to_owned()),
+                None => client.get(&self.url).headers(headers),
             };
             // A POST that may open a session counts as on the wire from here until its answer's
             // session id is recorded (close() waits for it; see `opening`).
@@ -339,30 +343,13 @@ impl Shared {
             let Some(oauth) = &self.oauth else {
                 return Ok(response);
             };
-            let status = response.status();
-            if status == reqwest::StatusCode::UNAUTHORIZED
-                || status == reqwest::StatusCode::FORBIDDEN
+            match oauth
+                .answered(&self.url, &self.shown, response, presented, recoveries)
+                .await?
             {
-                // Every field, every challenge: `Basic ..., Bearer ...` keeps the Bearer one.
-                let challenge = Challenge::parse_fields(
-                    response
-                        .headers()
-                        .get_all(WWW_AUTHENTICATE)
-                        .iter()
-                        .filter_map(|v| v.to_str().ok()),
-                );
-                let refused =
-                    status == reqwest::StatusCode::UNAUTHORIZED || challenge.insufficient_scope();
-                if refused && recoveries <= MAX_AUTHORIZATIONS {
-                    recoveries += 1;
-                    drop(response);
-                    oauth.recover(status.as_u16(), challenge, sent).await?;
-                    continue;
-                }
-            } else if status.is_success() && sent.is_some() {
-                oauth.accepted();
+                Some(response) => return Ok(response),
+                None => recoveries += 1,
             }
-            return Ok(response);
         }
     }
 

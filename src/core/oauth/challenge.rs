@@ -3,45 +3,58 @@
 use super::normalize_scope;
 use url::Url;
 
-/// What a 401 or 403's `WWW-Authenticate: Bearer ...` says.
+/// What a 401 or 403's `WWW-Authenticate: Bearer ...` (or, with DPoP on, `DPoP ...`) says.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Challenge {
     pub resource_metadata: Option<String>,
     pub scope: Option<String>,
     pub error: Option<String>,
+    /// A `DPoP` challenge's `error="use_dpop_nonce"` (RFC 9449 §9): send the request again with
+    /// the nonce of the answer's `DPoP-Nonce`.
+    pub use_dpop_nonce: bool,
 }
 
 impl Challenge {
-    /// One `WWW-Authenticate` field (or none).
+    /// One `WWW-Authenticate` field (or none), Bearer only.
     #[cfg(test)]
     pub fn parse(header: Option<&str>) -> Challenge {
-        Challenge::parse_fields(header)
+        Challenge::parse_fields(header, false)
     }
 
     /// Reads the Bearer challenge's parameters (quoted or token values) from every challenge of
     /// every `WWW-Authenticate` field (RFC 9110 §11.6.1: `Basic realm="x", Bearer ...` in one
-    /// field, or one field each); no Bearer challenge gives the empty challenge.
-    pub fn parse_fields<'a>(fields: impl IntoIterator<Item = &'a str>) -> Challenge {
-        let Some(params) = fields
-            .into_iter()
-            .flat_map(parse_challenges)
-            .find(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-            .map(|(_, params)| params)
-        else {
-            return Challenge::default();
+    /// field, or one field each); no Bearer challenge gives the empty challenge. With `dpop`
+    /// (the source uses DPoP) a `DPoP` challenge is read as well, after the Bearer one: a
+    /// server that takes only DPoP-bound tokens challenges with that scheme alone (RFC 9449
+    /// §7.1). Without it a `DPoP` challenge is not read, as before there was DPoP.
+    pub fn parse_fields<'a>(fields: impl IntoIterator<Item = &'a str>, dpop: bool) -> Challenge {
+        let challenges: Vec<(String, Vec<(String, String)>)> =
+            fields.into_iter().flat_map(parse_challenges).collect();
+        let of = |scheme: &str| {
+            challenges
+                .iter()
+                .find(|(s, _)| s.eq_ignore_ascii_case(scheme))
+                .map(|(_, params)| params)
         };
-        let get = |name: &str| {
-            params
+        let bearer = of("bearer");
+        let dpop_params = if dpop { of("dpop") } else { None };
+        if bearer.is_none() && dpop_params.is_none() {
+            return Challenge::default();
+        }
+        let param = |params: Option<&Vec<(String, String)>>, name: &str| {
+            params?
                 .iter()
                 .find(|(k, _)| k.eq_ignore_ascii_case(name))
                 .map(|(_, v)| v.clone())
                 .filter(|v| !v.is_empty())
         };
+        let get = |name: &str| param(bearer, name).or_else(|| param(dpop_params, name));
         Challenge {
             resource_metadata: get("resource_metadata")
                 .filter(|u| Url::parse(u).is_ok_and(|u| matches!(u.scheme(), "http" | "https"))),
             scope: get("scope").and_then(|s| normalize_scope(&s)),
             error: get("error"),
+            use_dpop_nonce: param(dpop_params, "error").as_deref() == Some("use_dpop_nonce"),
         }
     }
 
@@ -162,15 +175,40 @@ mod tests {
         ));
         assert!(c.insufficient_scope());
         assert_eq!(c.scope.as_deref(), Some("w"));
-        let c = Challenge::parse_fields([r#"Basic realm="x""#, r#"Bearer scope="a""#]);
+        let c = Challenge::parse_fields([r#"Basic realm="x""#, r#"Bearer scope="a""#], false);
         assert_eq!(c.scope.as_deref(), Some("a"));
         assert_eq!(
-            Challenge::parse_fields([r#"Basic realm="Bearer scope=a""#]),
+            Challenge::parse_fields([r#"Basic realm="Bearer scope=a""#], false),
             Challenge::default()
         );
         // A resource_metadata that is not an http(s) URL is ignored, not followed.
         let c = Challenge::parse(Some(r#"Bearer resource_metadata="file:///etc/passwd""#));
         assert_eq!(c.resource_metadata, None);
+    }
+
+    #[test]
+    fn a_dpop_challenge_is_read_only_with_dpop_on() {
+        let field = r#"DPoP error="use_dpop_nonce", resource_metadata="http://h/rm", algs="ES256""#;
+        // Without DPoP: as before, no challenge.
+        assert_eq!(
+            Challenge::parse_fields([field], false),
+            Challenge::default()
+        );
+        let c = Challenge::parse_fields([field], true);
+        assert!(c.use_dpop_nonce);
+        assert_eq!(c.resource_metadata.as_deref(), Some("http://h/rm"));
+        assert_eq!(c.error.as_deref(), Some("use_dpop_nonce"));
+        // The Bearer challenge's parameters come first; a Bearer `use_dpop_nonce` is no
+        // nonce request (RFC 9449 §9 puts it on the DPoP scheme).
+        let c = Challenge::parse_fields(
+            [r#"Bearer scope="a", error="use_dpop_nonce", DPoP scope="b", algs="ES256""#],
+            true,
+        );
+        assert_eq!(c.scope.as_deref(), Some("a"));
+        assert!(!c.use_dpop_nonce);
+        let c = Challenge::parse_fields([r#"dpop resource_metadata="https://h/x""#], true);
+        assert!(!c.use_dpop_nonce);
+        assert_eq!(c.resource_metadata.as_deref(), Some("https://h/x"));
     }
 
     #[test]
@@ -194,6 +232,7 @@ mod tests {
             "\"Bearer\" scope=x",
         ] {
             let _ = Challenge::parse(Some(field));
+            let _ = Challenge::parse_fields([field, field], true);
         }
         let c = Challenge::parse(Some("Bearer a=b=c, scope=s"));
         assert_eq!(c.scope.as_deref(), Some("s"));

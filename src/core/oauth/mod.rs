@@ -8,13 +8,18 @@
 //! URL is named by its key or its role, never shown.
 //!
 //! `trust` holds the checks at the trust boundary (schemes and hosts, issuer identity, the
-//! server URL), `challenge` reads `WWW-Authenticate`, `flow` the rest of the decisions.
+//! server URL), `challenge` reads `WWW-Authenticate`, `flow` the rest of the decisions,
+//! `extension` the keys of DPoP and the JWT bearer grant, `jws` signed JWTs (the client
+//! assertion, DPoP proofs).
 
 mod challenge;
+mod extension;
 mod flow;
+pub mod jws;
 mod trust;
 
 pub use challenge::Challenge;
+pub use extension::*;
 pub use flow::*;
 pub use trust::*;
 
@@ -23,7 +28,7 @@ use super::error::Result;
 use super::raw::Raw;
 use url::Url;
 
-pub const OAUTH_KEYS: [&str; 13] = [
+pub const OAUTH_KEYS: [&str; 16] = [
     "clientId",
     "clientSecret",
     "privateKey",
@@ -37,6 +42,9 @@ pub const OAUTH_KEYS: [&str; 13] = [
     "issuer",
     "authorize",
     "store",
+    "dpop",
+    "assertion",
+    "tokenExchange",
 ];
 
 /// Authorization attempts in a row (without a request accepted in between) before a source
@@ -47,6 +55,8 @@ pub const MAX_AUTHORIZATIONS: u32 = 3;
 pub enum Grant {
     AuthorizationCode,
     ClientCredentials,
+    /// RFC 7523: an assertion (a workload's JWT, or an ID-JAG) for an access token.
+    JwtBearer,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -94,6 +104,10 @@ pub struct OAuthConfig {
     pub authorize: bool,
     /// The host gave a `store`.
     pub store: bool,
+    /// DPoP (RFC 9449): tokens bound to this key, a proof on every request.
+    pub dpop: Option<DpopKey>,
+    /// The `jwt_bearer` grant's assertion.
+    pub jwt_bearer: Option<JwtBearer>,
 }
 
 /// Never shows the secret members, whatever prints it.
@@ -114,6 +128,7 @@ impl std::fmt::Debug for OAuthConfig {
             .field("scope", &self.scope)
             .field("resource", &self.resource)
             .field("issuer", &self.issuer)
+            .field("dpop", &self.dpop.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -121,10 +136,16 @@ impl std::fmt::Debug for OAuthConfig {
 impl OAuthConfig {
     /// What no error text may show.
     pub fn secret_values(&self) -> impl Iterator<Item = &str> {
+        let dpop_key = match &self.dpop {
+            Some(DpopKey::Configured { pem, .. }) => Some(pem.as_str()),
+            _ => None,
+        };
         self.client_secret
             .as_deref()
             .into_iter()
             .chain(self.private_key.as_deref())
+            .chain(dpop_key)
+            .chain(self.jwt_bearer.iter().flat_map(JwtBearer::secret_values))
     }
 }
 
@@ -171,6 +192,7 @@ pub fn parse_oauth(raw: &Raw) -> Result<Option<OAuthConfig>> {
         &[
             ("authorization_code", Grant::AuthorizationCode),
             ("client_credentials", Grant::ClientCredentials),
+            ("jwt_bearer", Grant::JwtBearer),
         ],
         Grant::AuthorizationCode,
     )?;
@@ -305,6 +327,21 @@ pub fn parse_oauth(raw: &Raw) -> Result<Option<OAuthConfig>> {
                 ));
             }
         }
+        Grant::JwtBearer => {
+            // The client as the authorization server knows it (RFC 7523 §3.1: the assertion
+            // is no client authentication; an ID-JAG names the client it was issued to).
+            if client_id.is_none() {
+                return Err(refuse(
+                    "mcp: the 'jwt_bearer' grant of 'http.oauth' requires 'http.oauth.clientId'"
+                        .into(),
+                ));
+            }
+            if authorize {
+                return Err(refuse(
+                    "mcp: 'http.oauth.authorize' is not used by the 'jwt_bearer' grant".into(),
+                ));
+            }
+        }
         Grant::ClientCredentials => {
             if client_id.is_none() || (client_secret.is_none() && private_key.is_none()) {
                 return Err(refuse(
@@ -320,6 +357,8 @@ pub fn parse_oauth(raw: &Raw) -> Result<Option<OAuthConfig>> {
             }
         }
     }
+    let dpop = parse_dpop(raw.get("dpop"))?;
+    let jwt_bearer = parse_jwt_bearer(raw, grant == Grant::JwtBearer)?;
     Ok(Some(OAuthConfig {
         client_id,
         client_secret,
@@ -334,6 +373,8 @@ pub fn parse_oauth(raw: &Raw) -> Result<Option<OAuthConfig>> {
         issuer,
         authorize,
         store,
+        dpop,
+        jwt_bearer,
     }))
 }
 /// Space-separated scopes, deduplicated in order; `None` when empty.

@@ -1,5 +1,6 @@
 //! The grants: the authorization code flow (PKCE S256, `state`, `iss`) with the host's
-//! `authorize` callback, client credentials, and the token request they and refresh end in.
+//! `authorize` callback, client credentials, the JWT bearer grant (RFC 7523), and the token
+//! request they and refresh end in (with a DPoP proof when the source uses DPoP).
 
 use super::discovery::Discovery;
 use super::registration::ClientInfo;
@@ -7,7 +8,8 @@ use super::wire::{form_encode, json_answer, now_ms, random_b64};
 use super::{lock, Flight, OAuth, Tokens};
 use crate::core::error::{Failure, OAuthFailure};
 use crate::core::oauth::{
-    read_redirect, select_auth_method, select_scope, token_type_shown, AuthMethod, Challenge, Grant,
+    read_redirect, select_auth_method, select_scope, token_type_shown, AuthMethod, Challenge,
+    Grant, JWT_BEARER_GRANT,
 };
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use base64::Engine;
@@ -32,6 +34,28 @@ impl OAuth {
                     .or_else(|| lock(&self.current).as_ref().and_then(|t| t.scope.clone()))
             })
             .flatten();
+        if self.cfg.grant == Grant::JwtBearer {
+            let scope = select_scope(
+                challenge.scope.as_deref(),
+                d.resource_scopes.as_deref(),
+                self.cfg.scope.as_deref(),
+                before.as_deref(),
+                None,
+            );
+            let client = self.client(flight, &d, None).await?;
+            let assertion = self.jwt_assertion(&d, scope.as_deref()).await?;
+            let mut params = vec![
+                ("grant_type".to_owned(), JWT_BEARER_GRANT.to_owned()),
+                ("assertion".to_owned(), assertion),
+            ];
+            if let Some(s) = &scope {
+                params.push(("scope".to_owned(), s.clone()));
+            }
+            let mut tokens = self.token_request(&d, &client, params).await?;
+            tokens.scope = tokens.scope.or(scope.clone());
+            flight.scope = scope;
+            return self.save_tokens(tokens).await;
+        }
         if self.cfg.grant == Grant::ClientCredentials {
             let scope = select_scope(
                 challenge.scope.as_deref(),
@@ -136,7 +160,9 @@ impl OAuth {
         self.save_tokens(tokens).await
     }
 
-    /// A POST to the token endpoint, authenticated as the server advertises.
+    /// A POST to the token endpoint, authenticated as the server advertises; with DPoP, with a
+    /// proof, sent once more with the authorization server's nonce when it answers
+    /// `use_dpop_nonce` (RFC 9449 §8) with a new one.
     pub(super) async fn token_request(
         &self,
         d: &Discovery,
@@ -147,6 +173,51 @@ impl OAuth {
         if let Some(r) = &d.resource {
             params.push(("resource".to_owned(), r.clone()));
         }
+        if let Some(dpop) = &self.dpop {
+            // An authorization server that lists the algorithms it takes and not this key's
+            // would refuse every proof: said here, before anything is sent.
+            if let Some(algs) = d.meta_list("dpop_signing_alg_values_supported") {
+                if !algs.iter().any(|a| a == dpop.alg()) {
+                    return Err(format!(
+                        "mcp: oauth: the authorization server does not take {} DPoP proofs ('dpop_signing_alg_values_supported'); no token was requested",
+                        dpop.alg()
+                    )
+                    .into());
+                }
+            }
+        }
+        let mut nonce_retried = false;
+        loop {
+            let (sent_nonce, response) = self.token_post(d, client, &endpoint, &params).await?;
+            let fresh = self
+                .dpop
+                .as_ref()
+                .and_then(|dpop| dpop.take_nonce(&endpoint, header(&response, "dpop-nonce")));
+            match json_answer(response, "token request").await {
+                Ok(value) => return self.tokens_of(d, &value),
+                Err(e)
+                    if !nonce_retried
+                        && fresh.is_some()
+                        && fresh != sent_nonce
+                        && e.oauth
+                            == Some(OAuthFailure::Refused(Some("use_dpop_nonce".into()))) =>
+                {
+                    nonce_retried = true;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// One POST to the token endpoint: the nonce its DPoP proof carried, and the answer.
+    async fn token_post(
+        &self,
+        d: &Discovery,
+        client: &ClientInfo,
+        endpoint: &str,
+        params: &[(String, String)],
+    ) -> Result<(Option<String>, reqwest::Response), Failure> {
+        let mut params = params.to_vec();
         let method = select_auth_method(
             client.client_secret.is_some(),
             self.cfg.private_key.is_some(),
@@ -156,7 +227,7 @@ impl OAuth {
         );
         let mut request = self
             .http
-            .post(&endpoint)
+            .post(endpoint)
             .header("content-type", "application/x-www-form-urlencoded")
             .header("accept", "application/json");
         match method {
@@ -175,6 +246,7 @@ impl OAuth {
             }
             AuthMethod::None => params.push(("client_id".to_owned(), client.client_id.clone())),
             AuthMethod::PrivateKeyJwt => {
+                // A new one per POST: its `jti` is single-use.
                 let assertion = self.assertion(&client.client_id, &d.issuer)?;
                 self.secrets.remember(&assertion);
                 params.push((
@@ -184,6 +256,13 @@ impl OAuth {
                 params.push(("client_assertion".to_owned(), assertion));
             }
         }
+        let mut sent_nonce = None;
+        if let Some(dpop) = &self.dpop {
+            let proof = dpop.proof("POST", endpoint, None)?;
+            self.secrets.remember_current("dpop_proof", &proof.proof);
+            request = request.header("dpop", proof.proof);
+            sent_nonce = proof.nonce;
+        }
         let body: String = url::form_urlencoded::Serializer::new(String::new())
             .extend_pairs(params.iter())
             .finish();
@@ -191,21 +270,38 @@ impl OAuth {
             request.body(body).send().await.map_err(|e| {
                 format!("mcp: oauth: the token request failed: {}", e.without_url())
             })?;
-        let value = json_answer(response, "token request").await?;
-        let Some(access_token) = self.secret_member(&value, "access_token") else {
+        Ok((sent_nonce, response))
+    }
+
+    /// The tokens of a token endpoint's answer. Its `token_type` is the server's word: `Bearer`,
+    /// or `DPoP` only when this source sent a proof (then the token is bound to its key).
+    fn tokens_of(&self, d: &Discovery, value: &Value) -> Result<Tokens, Failure> {
+        let Some(access_token) = self.secret_member(value, "access_token") else {
             return Err("mcp: oauth: the token endpoint's answer has no 'access_token'".into());
         };
         let token_type = value
             .get("token_type")
             .and_then(Value::as_str)
             .unwrap_or("Bearer");
-        if !token_type.eq_ignore_ascii_case("bearer") {
-            return Err(format!(
-                "mcp: oauth: the token endpoint issued a '{}' token; only Bearer tokens are supported",
-                token_type_shown(token_type)
-            ).into());
-        }
-        let refresh_token = self.secret_member(&value, "refresh_token");
+        let dpop_bound = match &self.dpop {
+            _ if token_type.eq_ignore_ascii_case("bearer") => None,
+            Some(dpop) if token_type.eq_ignore_ascii_case("dpop") => Some(dpop.jkt.clone()),
+            Some(_) => {
+                return Err(format!(
+                    "mcp: oauth: the token endpoint issued a '{}' token; only Bearer and DPoP tokens are supported",
+                    token_type_shown(token_type)
+                )
+                .into())
+            }
+            None => {
+                return Err(format!(
+                    "mcp: oauth: the token endpoint issued a '{}' token; only Bearer tokens are supported",
+                    token_type_shown(token_type)
+                )
+                .into())
+            }
+        };
+        let refresh_token = self.secret_member(value, "refresh_token");
         let expires_at = value
             .get("expires_in")
             .and_then(Value::as_f64)
@@ -220,6 +316,12 @@ impl OAuth {
                 .and_then(Value::as_str)
                 .map(str::to_owned),
             issuer: Some(d.issuer.clone()),
+            token_type: dpop_bound.as_ref().map(|_| "DPoP".to_owned()),
+            jkt: dpop_bound,
         })
     }
+}
+
+fn header<'a>(response: &'a reqwest::Response, name: &str) -> Option<&'a str> {
+    response.headers().get(name).and_then(|v| v.to_str().ok())
 }

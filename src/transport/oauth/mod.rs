@@ -14,13 +14,17 @@
 //! remembered in `Secrets` the moment it exists, and no message here is built from one.
 //!
 //! One file per job: `discovery` (protected resource and authorization server metadata),
-//! `registration` (which client this source is), `grant` (the authorization code and client
-//! credentials grants, and the token request), `assertion` (the `private_key_jwt` client
-//! assertion), `wire` (reading the authorization server's answers); this file holds the token
-//! flight: the current token, refresh, and what a 401 leads to.
+//! `registration` (which client this source is), `grant` (the authorization code, client
+//! credentials and JWT bearer grants, and the token request), `assertion` (the
+//! `private_key_jwt` client assertion), `exchange` (the JWT bearer grant's assertion: given, or
+//! an ID-JAG from a token exchange), `dpop` (the DPoP key, nonces and proofs), `wire` (reading
+//! the authorization server's answers); this file holds the token flight: the current token,
+//! refresh, and what a 401 leads to.
 
 mod assertion;
 mod discovery;
+mod dpop;
+mod exchange;
 mod grant;
 mod registration;
 mod wire;
@@ -53,7 +57,14 @@ pub trait OAuthHost: Send + Sync {
     /// The stored value, `None` when there is none (or no store).
     fn load(&self, key: String) -> BoxFuture<'static, Result<Option<Value>, String>>;
     fn save(&self, key: String, value: Value) -> BoxFuture<'static, Result<(), String>>;
+    /// A value of the config the host gives as a function (`assertion`, `subjectToken`),
+    /// called now: a non-empty string.
+    fn credential(&self, name: &'static str) -> BoxFuture<'static, Result<String, String>>;
 }
+
+/// RFC 9449: the header of a request's proof, and the server's nonce for the next ones.
+pub const DPOP: &str = "dpop";
+const DPOP_NONCE: &str = "dpop-nonce";
 
 /// A token is refreshed this long before it expires.
 const EXPIRY_MARGIN_MS: u64 = 30_000;
@@ -74,9 +85,19 @@ struct Tokens {
     /// refresh token is ever sent to (a token without one is never refreshed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     issuer: Option<String>,
+    /// `"DPoP"` for a DPoP-bound token (RFC 9449); absent for a Bearer one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    token_type: Option<String>,
+    /// The thumbprint of the key a DPoP-bound token is bound to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    jkt: Option<String>,
 }
 
 impl Tokens {
+    fn dpop_bound(&self) -> bool {
+        self.token_type.is_some()
+    }
+
     fn expiring(&self) -> bool {
         self.expires_at
             .is_some_and(|at| at <= now_ms().saturating_add(EXPIRY_MARGIN_MS))
@@ -107,6 +128,20 @@ pub struct OAuth {
     /// Authorizations since a request last went through.
     attempts: AtomicU32,
     flight: tokio::sync::Mutex<Flight>,
+    /// `http.oauth.dpop`: the key and the servers' nonces.
+    dpop: Option<dpop::Dpop>,
+}
+
+/// The credentials of one request to the MCP server.
+pub struct Presented {
+    /// The `Authorization` value: `Bearer <token>`, or `DPoP <token>` for a DPoP-bound one.
+    pub authorization: String,
+    /// The access token (a 401 is answered for the token it refused).
+    pub token: String,
+    /// The `DPoP` header's proof, for a DPoP-bound token.
+    pub proof: Option<String>,
+    /// The nonce the proof carries.
+    pub nonce: Option<String>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -126,6 +161,7 @@ impl OAuth {
             .timeout(REQUEST_TIMEOUT)
             .build()
             .map_err(|e| format!("mcp: could not build the HTTP client: {e}"))?;
+        let dpop = cfg.dpop.as_ref().map(dpop::Dpop::new).transpose()?;
         Ok(Arc::new(OAuth {
             cfg,
             server_url: server_url.to_owned(),
@@ -137,6 +173,7 @@ impl OAuth {
             loaded: AtomicBool::new(false),
             attempts: AtomicU32::new(0),
             flight: tokio::sync::Mutex::new(Flight::default()),
+            dpop,
         }))
     }
 
@@ -179,7 +216,17 @@ impl OAuth {
 
     async fn load_tokens(&self) -> Result<Option<Tokens>, Failure> {
         let value = self.host.load(self.tokens_key()).await?;
-        let tokens = value.and_then(|v| serde_json::from_value::<Tokens>(v).ok());
+        // A DPoP-bound token is of use only with its key: one another process bound to a key of
+        // its own (or stored while DPoP was on, now off) is left where it is.
+        let tokens = value
+            .and_then(|v| serde_json::from_value::<Tokens>(v).ok())
+            .filter(|t| {
+                !t.dpop_bound()
+                    || self
+                        .dpop
+                        .as_ref()
+                        .is_some_and(|d| t.jkt.as_deref() == Some(d.jkt.as_str()))
+            });
         if let Some(t) = &tokens {
             self.remember_tokens(t);
         }
@@ -191,9 +238,47 @@ impl OAuth {
         self.adopt(tokens);
         Ok(self.host.save(self.tokens_key(), value).await?)
     }
+    /// Whether the source uses DPoP (its challenges and nonces are read then).
+    pub fn dpop_on(&self) -> bool {
+        self.dpop.is_some()
+    }
+
+    /// Takes the resource server's `DPoP-Nonce` from an answer to a request to `url`; the
+    /// nonce taken, if it was a valid one.
+    fn resource_nonce(&self, url: &str, header: Option<&str>) -> Option<String> {
+        self.dpop.as_ref()?.take_nonce(url, header)
+    }
+
+    /// The credentials of a `method` request to `url`: the token in force as `Bearer`, or a
+    /// DPoP-bound one as `DPoP` with a fresh proof; `None` before any authorization.
+    pub async fn present(&self, method: &str, url: &str) -> Result<Option<Presented>, Failure> {
+        let Some(token) = self.bearer().await? else {
+            return Ok(None);
+        };
+        let bound = lock(&self.current)
+            .as_ref()
+            .is_some_and(|t| t.access_token == token && t.dpop_bound());
+        let (Some(dpop), true) = (&self.dpop, bound) else {
+            return Ok(Some(Presented {
+                authorization: format!("Bearer {token}"),
+                token,
+                proof: None,
+                nonce: None,
+            }));
+        };
+        let proof = dpop.proof(method, url, Some(&token))?;
+        self.secrets.remember_current("dpop_proof", &proof.proof);
+        Ok(Some(Presented {
+            authorization: format!("DPoP {token}"),
+            token,
+            proof: Some(proof.proof),
+            nonce: proof.nonce,
+        }))
+    }
+
     /// The access token for the next request, refreshed first when it is about to expire;
     /// `None` before any authorization (the request then meets the server's 401).
-    pub async fn bearer(&self) -> Result<Option<String>, Failure> {
+    async fn bearer(&self) -> Result<Option<String>, Failure> {
         if self.loaded.load(Ordering::Acquire) {
             match lock(&self.current).as_ref() {
                 None => return Ok(None),
@@ -221,14 +306,14 @@ impl OAuth {
     }
 
     /// A request carrying `sent` went through: the authorization streak is over.
-    pub fn accepted(&self) {
+    fn accepted(&self) {
         self.attempts.store(0, Ordering::Release);
     }
 
     /// After a 401, or a 403 `insufficient_scope`, to a request that carried `sent`: gets a
     /// token the request can be sent again with (taken from another caller that already got
     /// one, from the store, by a refresh, or by a new authorization), or says why not.
-    pub async fn recover(
+    async fn recover(
         &self,
         status: u16,
         challenge: Challenge,
@@ -288,6 +373,64 @@ impl OAuth {
         };
         self.authorize(&mut flight, &challenge, step_up, reason)
             .await
+    }
+
+    /// The answer to a request to the MCP server (at `url`, shown as `shown`) that carried
+    /// `presented`, sent again `again` times before: the answer to hand on, or `None` when the
+    /// request is to be sent again (the server did not process it): after a `use_dpop_nonce`
+    /// 401 with a new nonce, or once a 401 (or a 403 `insufficient_scope`) was recovered from.
+    /// Any answer may carry the resource server's next DPoP nonce (RFC 9449 §9).
+    pub async fn answered(
+        &self,
+        url: &str,
+        shown: &str,
+        response: reqwest::Response,
+        presented: Option<Presented>,
+        again: u32,
+    ) -> Result<Option<reqwest::Response>, Failure> {
+        let headers = response.headers();
+        let fresh_nonce =
+            self.resource_nonce(url, headers.get(DPOP_NONCE).and_then(|v| v.to_str().ok()));
+        let (sent, sent_nonce) = match presented {
+            Some(p) => (Some(p.token), p.nonce),
+            None => (None, None),
+        };
+        let status = response.status();
+        if status == reqwest::StatusCode::UNAUTHORIZED || status == reqwest::StatusCode::FORBIDDEN {
+            // Every field, every challenge: `Basic ..., Bearer ...` keeps the Bearer one.
+            let challenge = Challenge::parse_fields(
+                headers
+                    .get_all(reqwest::header::WWW_AUTHENTICATE)
+                    .iter()
+                    .filter_map(|v| v.to_str().ok()),
+                self.dpop_on(),
+            );
+            if challenge.use_dpop_nonce && sent.is_some() {
+                // The proof was fine but for its nonce: sent again with the new one, which is
+                // no new authorization. Without a new one there is nothing to send.
+                if fresh_nonce.is_none() || fresh_nonce == sent_nonce {
+                    return Err(format!(
+                        "mcp: oauth: '{shown}' asks for a DPoP nonce (use_dpop_nonce) and its answer gave no new usable one in 'DPoP-Nonce'"
+                    )
+                    .into());
+                }
+                if again <= MAX_AUTHORIZATIONS {
+                    return Ok(None);
+                }
+            }
+            let refused =
+                status == reqwest::StatusCode::UNAUTHORIZED || challenge.insufficient_scope();
+            if refused && again <= MAX_AUTHORIZATIONS {
+                // The refusal's body is not read: the connection goes back before what may be
+                // a long authorization.
+                drop(response);
+                self.recover(status.as_u16(), challenge, sent).await?;
+                return Ok(None);
+            }
+        } else if status.is_success() && sent.is_some() {
+            self.accepted();
+        }
+        Ok(Some(response))
     }
 
     async fn refresh(

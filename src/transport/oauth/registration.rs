@@ -72,7 +72,12 @@ impl OAuth {
         scope: Option<&str>,
     ) -> Result<ClientInfo, Failure> {
         if let Some(id) = &self.cfg.client_id {
-            if self.cfg.client_secret.is_some() || self.cfg.private_key.is_some() {
+            // An assertion (a workload's token) is a credential too: the grant's assertion goes
+            // to the same one authorization server as a secret would.
+            if self.cfg.client_secret.is_some()
+                || self.cfg.private_key.is_some()
+                || self.cfg.jwt_bearer.is_some()
+            {
                 self.bind_credentials(flight, d).await?;
             }
             return Ok(ClientInfo {
@@ -145,6 +150,11 @@ impl OAuth {
             // app on a loopback redirect, a web client on an https one.
             "application_type": application_type(self.cfg.redirect_uri.as_deref()),
         });
+        if self.dpop.is_some() {
+            // RFC 9449 §5.2: this client always uses DPoP, so the server may refuse it a
+            // token without a proof (which no one but the key's holder can make).
+            body["dpop_bound_access_tokens"] = Value::Bool(true);
+        }
         if let Some(s) = scope {
             body["scope"] = Value::String(s.to_owned());
         }
