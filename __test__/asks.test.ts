@@ -321,3 +321,64 @@ describe('a call aborted while its hook is asking', () => {
     }
   });
 });
+
+describe('the @modelcontextprotocol/server 2.x server over each way in', () => {
+  const answering = () => ({
+    elicit: () => ({ action: 'accept', content: { confirm: true } }),
+    sample: () => ({ role: 'assistant', content: { type: 'text', text: 'brief' }, model: 'm-2' }),
+    roots: [{ uri: 'file:///srv' }],
+  });
+
+  it('over HTTP, modern only (createMcpHandler): input_required answered, the call sent again', async () => {
+    const { serveModernHttp } = await import('./helpers/modern-http.js');
+    const { modernAskingServer } = await import('./fixtures/modern-asking.mjs');
+    const http = await serveModernHttp(modernAskingServer, 'reject');
+    const source = mcp({ transport: 'streamable-http', url: http.url, ...answering() } as any);
+    try {
+      const by = Object.fromEntries((await source.tools(session)).map((d) => [d.name, d]));
+      expect(text(await by.deploy.execute({ env: 'staging' }, session))).toEqual({ deployed: 'staging', note: 'none' });
+      expect(text(await by.brief.execute({}, session))).toEqual({ model: 'm-2', said: 'brief', roots: ['file:///srv'] });
+      const calls = http.requests.filter((r) => r.body.includes('"tools/call"')).map((r) => JSON.parse(r.body));
+      // Each ask is a second request with a new id, the answers and (for deploy) the state.
+      expect(calls.map((c) => [c.params.name, c.params.inputResponses !== undefined, c.params.requestState !== undefined])).toEqual([
+        ['deploy', false, false],
+        ['deploy', true, true],
+        ['brief', false, false],
+        ['brief', true, false],
+      ]);
+      expect(new Set(calls.map((c) => c.id)).size).toBe(4);
+    } finally {
+      await source.close();
+      await http.stop();
+    }
+  });
+
+  it('over stdio serving both eras, on the 2025 wire', async () => {
+    const source = mcp({
+      transport: 'stdio',
+      command: process.execPath,
+      args: [fixture('modern-asking.mjs')],
+      env: { LEGACY: 'serve' },
+      stderr: 'ignore',
+      ...answering(),
+    } as any);
+    try {
+      const by = Object.fromEntries((await source.tools(session)).map((d) => [d.name, d]));
+      expect(text(await by.deploy.execute({ env: 'dev' }, session))).toEqual({ deployed: 'dev', note: 'none' });
+    } finally {
+      await source.close();
+    }
+  });
+
+  it('in-process', async () => {
+    const { modernAskingServer } = await import('./fixtures/modern-asking.mjs');
+    const source = mcp({ transport: 'inprocess', server: modernAskingServer(), ...answering() } as any);
+    try {
+      const by = Object.fromEntries((await source.tools(session)).map((d) => [d.name, d]));
+      expect(text(await by.deploy.execute({ env: 'local' }, session))).toEqual({ deployed: 'local', note: 'none' });
+      expect(text(await by.brief.execute({}, session))).toEqual({ model: 'm-2', said: 'brief', roots: ['file:///srv'] });
+    } finally {
+      await source.close();
+    }
+  });
+});
