@@ -638,6 +638,13 @@ export declare function protocolOf(source: McpToolSource): string | undefined;
  * tool whose `x-mcp-header` declarations break the rules); undefined before any import.
  */
 export declare function leftOutOf(source: McpToolSource): Array<{ name: string; reason: string }> | undefined;
+/**
+ * Follows a task of an earlier run to its end, as the call of `toolName` (its imported name)
+ * that started it would have: the result, or the call's error. The id is the one `ctx.log`
+ * told (`data.task.taskId`); needs `tasks: true`. `ctx` as for `execute` (its `signal` cancels
+ * the task, its `log` hears each status).
+ */
+export declare function resumeTask(source: McpToolSource, toolName: string, taskId: string, ctx?: Partial<ToolContext>): Promise<unknown>;
 
 /**
  * The toolset lock's text (what `rulvar-mcp lock` writes) for what `source` imports now; it

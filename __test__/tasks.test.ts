@@ -5,7 +5,7 @@
 // (fixtures/task-server.mjs) and server-everything's task tool (the 2025-11-25 experimental
 // form).
 import { describe, expect, it } from 'vitest';
-import { ConfigError, mcp } from '../lib/index.js';
+import { ConfigError, mcp, resumeTask } from '../lib/index.js';
 import { rejection, session, thrown } from './helpers/common.js';
 import { fixture } from './helpers/harness.js';
 import { referenceBin } from './helpers/servers.js';
@@ -109,6 +109,40 @@ describe('tasks on 2026-07-28 (io.modelcontextprotocol/tasks)', () => {
       const by = await toolsOf(source);
       expect((await rejection(by.stall.execute({}, session))).message).toBe("mcp: tool 'stall' timed out after 300ms (timeouts.callMs)");
       expect((await serverLog(by, (s) => s.cancels.length > 0)).cancels).toEqual(['task-1']);
+    } finally {
+      await source.close();
+    }
+  });
+});
+
+describe('a task kept from an earlier run', () => {
+  it('is followed by its id with resumeTask: polled at once to its result, each status told', async () => {
+    const source = tasksServer({ tasks: true });
+    try {
+      const by = await toolsOf(source);
+      // The call that started the task; its id as the log told it (what an engine keeps).
+      let taskId: string | undefined;
+      const started = by.build.execute({ target: 'app' }, { runId: 'r', log: (_l: string, _m: string, data: any) => (taskId ??= data?.task?.taskId) });
+      while (taskId === undefined) await new Promise((r) => setTimeout(r, 5));
+      const logged: string[] = [];
+      const resumed = resumeTask(source, 'build', taskId, { runId: 'r2', log: (level: string, msg: string) => logged.push(`${level} ${msg}`) });
+      expect(await resumed).toBe('built app');
+      expect(await started).toBe('built app');
+      expect(logged[0]).toBe('info task task-1: working');
+      expect(logged[logged.length - 1]).toBe('info task task-1: completed');
+      // A task the server does not know is the call's error.
+      expect((await rejection(resumeTask(source, 'build', 'task-404'))).message).toBe("mcp: tool 'build' failed: MCP error -32602: unknown task");
+      expect((await rejection(resumeTask(source, 'nope', 'task-1'))).message).toMatch(/^mcp: no tool 'nope' was admitted from mcp:stdio:/);
+    } finally {
+      await source.close();
+    }
+  });
+
+  it('needs tasks: true', async () => {
+    const source = tasksServer();
+    try {
+      await toolsOf(source);
+      expect((await rejection(resumeTask(source, 'build', 'task-1'))).message).toMatch(/resumes a task only with 'tasks: true' set/);
     } finally {
       await source.close();
     }

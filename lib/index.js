@@ -4,7 +4,7 @@
 // the sugar the native layer cannot offer (see source.js).
 const native = require('./native.js');
 const { ConfigError, OAuthError, adopt } = require('./errors.js');
-const { createSource, unvalidatedReasons, lockTextOf, protocolOf, leftOutOf } = require('./source.js');
+const { createSource, unvalidatedReasons, lockTextOf, protocolOf, leftOutOf, resumeTask } = require('./source.js');
 const { makeResolveToolset } = require('./toolset.js');
 
 function createMcp(options) {
@@ -53,4 +53,5 @@ module.exports = {
   protocolOf,
   leftOutOf,
   lockText: lockTextOf,
+  resumeTask,
 };

@@ -17,5 +17,6 @@ export const {
   protocolOf,
   leftOutOf,
   lockText,
+  resumeTask,
 } = pkg;
 export default pkg;

@@ -130,6 +130,20 @@ function weakHooks(target) {
 // source object, whose members are the engine's.
 const lockWriters = new WeakMap();
 
+// Each source's way to follow a task of an earlier run (`resumeTask`), off the source object.
+const resumers = new WeakMap();
+
+/**
+ * Follows task `taskId` of tool `toolName` (its name as imported) to its end, as the call that
+ * started it would have: an engine that kept the id from `ctx.log` resumes after a restart.
+ * Needs `tasks: true`.
+ */
+function resumeTask(source, toolName, taskId, ctx) {
+  const resume = resumers.get(source);
+  if (resume === undefined) return Promise.reject(new TypeError('resumeTask: not a source made by mcp()'));
+  return resume(toolName, taskId, ctx);
+}
+
 /** The lock file's text for what `source` imports now (it imports first if it has not). */
 function lockTextOf(source) {
   const write = lockWriters.get(source);
@@ -334,12 +348,32 @@ function createSource(native, HostConfigError, config, traced) {
       return Promise.reject(new Error(started));
     }
     op?.sent(started);
+    return settled(snapshot, def, started, ctx, log, signal, op);
+  }
+
+  // The promise of call `started`, settled from a batch of completions.
+  function settled(snapshot, def, started, ctx, log, signal, op) {
     return new Promise((resolve, reject) => {
       const call = new Call(resolve, reject, ctx, log, signal, started, def.name, snapshot, op);
       if (signal !== undefined) watch(signal, call);
       waiting.set(started, call);
       hold(true);
     });
+  }
+
+  // A task kept from an earlier run, followed to its end as a call of `toolName` would be.
+  async function resume(toolName, taskId, ctx) {
+    if (typeof taskId !== 'string' || taskId === '') throw new TypeError('resumeTask: the task id must be a non-empty string');
+    const defs = await tools();
+    const index = defs.findIndex((d) => d.name === toolName);
+    if (index < 0) throw new Error(`mcp: no tool '${toolName}' was admitted from ${id}`);
+    const snapshot = cache.snapshot;
+    const signal = ctx != null && ctx.signal != null ? ctx.signal : undefined;
+    if (signal !== undefined && signal.aborted) throw new Error(`mcp: tool '${toolName}' was aborted`);
+    const log = ctx != null && typeof ctx.log === 'function' ? ctx.log : undefined;
+    const started = snapshot.resume(index, taskId, log !== undefined);
+    if (typeof started === 'string') throw new HostConfigError(started);
+    return settled(snapshot, defs[index], started, ctx, log, signal, null);
   }
 
   function buildDefs(snapshot) {
@@ -424,6 +458,7 @@ function createSource(native, HostConfigError, config, traced) {
       return text == null ? null : JSON.parse(text);
     },
   };
+  resumers.set(source, resume);
   lockWriters.set(source, async () => {
     const defs = await tools();
     if (cache === null || cache.defs !== defs) throw new Error(`mcp: the tool list of '${id}' changed while its lock was written`);
@@ -441,4 +476,4 @@ function createSource(native, HostConfigError, config, traced) {
   return source;
 }
 
-module.exports = { createSource, unvalidatedReasons, protocolOf, leftOutOf, lockTextOf };
+module.exports = { createSource, unvalidatedReasons, protocolOf, leftOutOf, lockTextOf, resumeTask };

@@ -692,6 +692,67 @@ impl<C: Connector> Source<C> {
         Ok(id)
     }
 
+    /// Follows a task the host kept the id of (a run resumed after a restart) to its end, as
+    /// a call of tool `index` that came back as that task would be: `done` as for
+    /// `start_call`, under the id returned (which `cancel_call` takes).
+    pub fn resume_task(
+        &self,
+        snapshot: &Arc<Snapshot>,
+        index: usize,
+        task_id: &str,
+        progress: Option<Listener>,
+        done: impl FnOnce(u64, Result<String, call::Failed>) + Send + 'static,
+    ) -> Result<u64, Failure> {
+        if snapshot.tools.get(index).is_none() {
+            return Err(format!("mcp: '{}' has no tool #{index}", self.id).into());
+        }
+        let runtime = self.asker.tasks().then(|| self.asker.runtime()).flatten();
+        let Some(runtime) = runtime else {
+            return Err(format!(
+                "mcp: '{}' resumes a task only with 'tasks: true' set",
+                self.id
+            )
+            .into());
+        };
+        let call_ms = ms(self.config.timeouts.call_ms);
+        let id = snapshot.conn.rpc.reserve_id();
+        let deadline = std::time::Instant::now() + duration(call_ms);
+        let told = progress.map(|listener| {
+            Arc::new(move |mut p: Value| {
+                p["progressToken"] = Value::from(id);
+                listener(p)
+            }) as Listener
+        });
+        let plan = call::Plan {
+            snapshot: snapshot.clone(),
+            index,
+            secrets: self.secrets.clone(),
+            call_ms,
+            first: id,
+            rounds: Some(call::Rounds {
+                asker: self.asker.clone(),
+                input: "{}".into(),
+                mirrored: Vec::new(),
+                progress: told,
+                meta: None,
+                deadline,
+                runtime,
+                taken: Default::default(),
+            }),
+        };
+        self.asker.begin(id, deadline);
+        let asker = self.asker.clone();
+        let done = move |first: u64, outcome: Result<String, call::Failed>| {
+            asker.end(first);
+            done(first, outcome);
+        };
+        let modern = matches!(snapshot.conn.era.get(), Some(Era::Modern { .. }));
+        // Polled at once: the task has run while the host was away.
+        let task = json!({ "taskId": task_id, "status": "working", "pollIntervalMs": 0, "pollInterval": 0 });
+        tasks::follow(Arc::new(plan), modern, task, Box::new(done));
+        Ok(id)
+    }
+
     /// Gives up on a call started by `start_call`; its `done` gets "was aborted".
     pub fn cancel_call(&self, snapshot: &Snapshot, id: u64) {
         // A call in a further round is on the wire under another id.

@@ -79,15 +79,7 @@ impl NativeSnapshot {
         trace: Option<String>,
     ) -> napi::Result<Either<i64, String>> {
         let calls = &self.calls;
-        let progress = wants_progress.then(|| {
-            let completions = calls.completions.clone();
-            Arc::new(move |p: serde_json::Value| {
-                let id = p.get("progressToken").and_then(serde_json::Value::as_u64);
-                if let Some(id) = id {
-                    completions.push_progress(id, &serde_json::to_string(&p).unwrap_or_default());
-                }
-            }) as Listener
-        });
+        let progress = wants_progress.then(|| self.progress_listener());
         let completions = calls.completions.clone();
         let meta = trace
             .as_deref()
@@ -125,11 +117,54 @@ impl NativeSnapshot {
         })
     }
 
+    /// Follows task `task_id` of tool `index` to its end (`resumeTask`): like `call`, the id
+    /// its outcome arrives under, or the message of a refusal.
+    #[napi(catch_unwind, ts_return_type = "number | string")]
+    pub fn resume(
+        &self,
+        index: u32,
+        task_id: String,
+        wants_progress: bool,
+    ) -> napi::Result<Either<i64, String>> {
+        let progress = wants_progress.then(|| self.progress_listener());
+        let completions = self.calls.completions.clone();
+        let started = self.source.resume_task(
+            &self.snapshot,
+            index as usize,
+            &task_id,
+            progress,
+            move |id, outcome| match outcome {
+                Ok(json) => completions.push(id, Ok(json)),
+                Err((failure, error_type)) => {
+                    completions.push_error_type(id, &error_type);
+                    completions.push(id, Err(failure));
+                }
+            },
+        );
+        Ok(match started {
+            Ok(id) => Either::A(id as i64),
+            Err(Failure { message, .. }) => Either::B(message),
+        })
+    }
+
     /// Gives up on a call (its `ctx.signal` aborted); its outcome is "was aborted".
     #[napi(catch_unwind)]
     pub fn cancel(&self, id: i64) {
         if let Ok(id) = u64::try_from(id) {
             self.source.cancel_call(&self.snapshot, id);
         }
+    }
+}
+
+impl NativeSnapshot {
+    /// Progress (and a task's status) as the JS side takes it, under the call's id.
+    fn progress_listener(&self) -> Listener {
+        let completions = self.calls.completions.clone();
+        Arc::new(move |p: serde_json::Value| {
+            let id = p.get("progressToken").and_then(serde_json::Value::as_u64);
+            if let Some(id) = id {
+                completions.push_progress(id, &serde_json::to_string(&p).unwrap_or_default());
+            }
+        }) as Listener
     }
 }
