@@ -83,6 +83,7 @@ describe.each(['stdio', 'http', 'inprocess'] as const)('a 2025 server that asks 
       expect(await by.summarize.execute({ text: 'a long text' }, ctx)).toBe('host-model: it is short');
       expect(record[1].request).toMatchObject({ maxTokens: 64 });
       expect(text(await by.where.execute({}, ctx))).toEqual({ roots: [{ uri: 'file:///work/project', name: 'project' }] });
+      expect(text(await by['where-detached'].execute({}, ctx))).toEqual({ roots: [{ uri: 'file:///work/project', name: 'project' }] });
       expect(text(await by.visit.execute({}, ctx))).toEqual({ action: 'accept' });
       expect(record[2].request).toMatchObject({ mode: 'url', url: 'https://consent.example.com/ok', elicitationId: 'consent-1' });
     } finally {

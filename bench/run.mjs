@@ -5,6 +5,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { telemetryRows } from './telemetry.mjs';
+import { asksRows } from './asks.mjs';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 const caseScript = fileURLToPath(new URL('./case.mjs', import.meta.url));
@@ -64,17 +65,6 @@ for (const transport of ['stdio-fast', 'stdio-sdk', 'http', 'inprocess']) {
 for (const transport of ['stdio-fast', 'inprocess']) {
   compare(`${transport}, concurrency 128, one shared signal`, { op: 'calls', transport, calls: callCounts[transport], concurrency: 128, sharedSignal: true }, 'callsPerSec', 'calls/s', 'higher');
 }
-// A call that asks nothing, with the host offering elicit, sample and tasks: the addon against
-// itself with none offered, in the same run.
-for (const transport of ['stdio-fast', 'inprocess']) {
-  const spec = { op: 'calls', transport, calls: callCounts[transport], concurrency: 16, impl: 'addon' };
-  const plain = measure({ ...spec, asks: false });
-  const offered = measure({ ...spec, asks: true });
-  const label = `${transport}, c16, hooks offered (baseline: none)`;
-  rows.push({ label, metric: 'callsPerSec', unit: 'calls/s', better: 'higher', baseline: plain.callsPerSec, addon: offered.callsPerSec, ratio: offered.callsPerSec / plain.callsPerSec, base: plain, addonAll: offered });
-  console.log(`${label.padEnd(44)} callsPerSec  baseline ${fmt(plain.callsPerSec)} addon ${fmt(offered.callsPerSec)} ratio ${(offered.callsPerSec / plain.callsPerSec).toFixed(2)}`);
-  extra(rows[rows.length - 1], 'mainUsPerCall', 'µs', 'lower');
-}
 // In-process open/tools()/close() cycles, a fresh source each, on one server object that keeps
 // every transport it was handed.
 const cycles = compare('in-process open/tools()/close(), 5,000 cycles', { op: 'cycles', cycles: 5000 }, 'ms', 'ms', 'lower');
@@ -101,6 +91,10 @@ extra(plateau, 'rssMb', 'MB at 110,000', 'lower');
 extra({ ...plateau, label: 'RSS from 110,000 to 1,010,000 calls (stdio-fast, c16)' }, 'plateauMb', 'MB', 'lower');
 
 // 7. OpenTelemetry per call: peer absent (baseline), API installed, SDK recording.
+for (const row of asksRows(RUNS)) {
+  rows.push(row);
+  console.log(`${row.label.padEnd(44)} ${row.metric.padEnd(12)} baseline ${fmt(row.baseline)} addon ${fmt(row.addon)} ratio ${row.ratio.toFixed(2)}`);
+}
 for (const row of telemetryRows(RUNS)) {
   rows.push(row);
   console.log(`${row.label.padEnd(44)} ${row.metric.padEnd(12)} baseline ${fmt(row.baseline)} addon ${fmt(row.addon)} ratio ${row.ratio.toFixed(2)}`);
