@@ -118,6 +118,10 @@ fn target(reference: &str) -> Target {
     let Some(path) = pointer.strip_prefix('/') else {
         return Target::Unknown;
     };
+    // A pointer in a URI fragment is percent-encoded first (RFC 6901 §6): `%25` is `%`, `%22`
+    // a quote; JSON Pointer's own `~1` and `~0` are undone per token after.
+    let decoded = percent_decoded(path);
+    let path = decoded.as_deref().unwrap_or(path);
     let mut tokens = path.split('/');
     let container = match tokens.next() {
         Some("$defs") => "$defs",
@@ -129,6 +133,9 @@ fn target(reference: &str) -> Target {
         None => Target::Elsewhere,
     }
 }
+
+/// The keywords that lead from one part of a schema to another.
+const REFERENCES: [&str; 2] = ["$ref", "$dynamicRef"];
 
 /// `schema` without the root `$defs`/`definitions` entries no reference reaches, so a broken
 /// reference inside an unused definition is never resolved. Borrowed when nothing is pruned.
@@ -145,13 +152,19 @@ pub fn reachable_only(schema: &Value) -> Cow<'_, Value> {
     }
     // References from the root (its definitions left out), then from every definition one
     // of them leads to, until nothing new is reached.
+    // `$dynamicRef` leads somewhere as `$ref` does (to an anchor or a pointer of this
+    // resource when nothing dynamic overrides it).
     let mut refs: Vec<&str> = Vec::new();
-    if let Some(Value::String(r)) = root.get("$ref") {
-        refs.push(r);
+    for keyword in REFERENCES {
+        if let Some(Value::String(r)) = root.get(keyword) {
+            refs.push(r);
+        }
     }
     walk_members(root, true, &mut |map| {
-        if let Some(Value::String(r)) = map.get("$ref") {
-            refs.push(r.as_str());
+        for keyword in REFERENCES {
+            if let Some(Value::String(r)) = map.get(keyword) {
+                refs.push(r.as_str());
+            }
         }
     });
     let mut kept: HashSet<(&'static str, String)> = HashSet::new();
@@ -162,8 +175,10 @@ pub fn reachable_only(schema: &Value) -> Cow<'_, Value> {
                 if let Some(def) = def {
                     if kept.insert((container, name)) {
                         walk(def, &mut |map| {
-                            if let Some(Value::String(r)) = map.get("$ref") {
-                                refs.push(r.as_str());
+                            for keyword in REFERENCES {
+                                if let Some(Value::String(r)) = map.get(keyword) {
+                                    refs.push(r.as_str());
+                                }
                             }
                         });
                     }
