@@ -231,6 +231,15 @@ interface McpCommonConfig {
    * @default 10
    */
   maxInputRounds?: number;
+  /**
+   * A tool name (after `prefix`) outside the engine's `^[a-zA-Z0-9_-]{1,64}$`, as 2026-07-28
+   * allows (dots, up to 128 characters): `'refuse'` refuses the import, as the original does;
+   * `'map'` imports it under an engine-legal name, the same every time (each other character
+   * becomes `_`; past 64 characters, the first 55, `_` and 8 hex digits of the name's SHA-256),
+   * and refuses two tools that would share a name.
+   * @default 'refuse'
+   */
+  names?: 'refuse' | 'map';
 }
 
 /**

@@ -9,7 +9,7 @@
 //! So each kind of refusal is collected separately and the earliest kind wins at the end.
 
 use super::canonical::{canonicalize, certainly_canonical};
-use super::config::{Config, LockSource};
+use super::config::{Config, LockSource, Names};
 use super::dialect::unresolvable_reference;
 use super::error::ConfigError;
 use super::headers::{declarations, ParamHeader};
@@ -66,6 +66,9 @@ pub struct Admission {
     pinned: Option<Pinned>,
     /// The tools left out of a modern import (invalid `x-mcp-header` declarations), with why.
     left_out: Vec<(String, String)>,
+    /// With `names: 'map'`: every final name so far, and the tool it came from, so a mapped
+    /// name never lands on another tool's.
+    finals: Option<std::collections::HashMap<String, String>>,
 }
 
 /// See `Admission::pinned`.
@@ -76,7 +79,6 @@ impl Admission {
     /// the checks that can decide which refusal is reported.
     pub fn new(config: Arc<Config>, sweep_failed: Arc<AtomicBool>, modern: bool) -> Self {
         Self {
-            config,
             tools: Vec::new(),
             page_refusal: None,
             bytes_refusal: None,
@@ -85,6 +87,8 @@ impl Admission {
             modern,
             left_out: Vec::new(),
             pinned: None,
+            finals: (config.names == Names::Map).then(Default::default),
+            config,
         }
     }
 
@@ -155,13 +159,30 @@ impl Admission {
             Some(prefix) => format!("{prefix}_{original}"),
             None => original.clone(),
         };
-        if !valid_name(&name) {
-            self.tool_refusal = Some(ConfigError::new(format!(
-                "mcp: imported tool name '{}' must match {TOOL_NAME_PATTERN}",
-                clip(&name)
-            )));
-            return;
-        }
+        let valid = valid_name(&name);
+        let name = match &mut self.finals {
+            None if valid => name,
+            None => {
+                self.tool_refusal = Some(ConfigError::new(format!(
+                    "mcp: imported tool name '{}' must match {TOOL_NAME_PATTERN}",
+                    clip(&name)
+                )));
+                return;
+            }
+            Some(finals) => {
+                let name = if valid { name } else { mapped_name(&name) };
+                if let Some(other) = finals.get(&name) {
+                    self.tool_refusal = Some(ConfigError::new(format!(
+                        "mcp: tools '{}' and '{}' both import as '{name}' (names: 'map'); deny one of them",
+                        clip(other),
+                        clip(&original)
+                    )));
+                    return;
+                }
+                finals.insert(name.clone(), original.clone());
+                name
+            }
+        };
         // Admission only needs to know the schema canonicalizes; building the canonical
         // form is the slow way to find out and is left for schemas that need it.
         if !certainly_canonical(&parameters) {
@@ -295,6 +316,32 @@ pub fn admit(config: &Config, wire: Vec<Value>) -> Result<Vec<ToolSpec>, ConfigE
 /// The final-name rule as messages quote it (`valid_name` applies it).
 pub(crate) const TOOL_NAME_PATTERN: &str = "^[a-zA-Z0-9_-]{1,64}$";
 
+/// An engine-legal name for `name` (`names: 'map'`), the same every time: each character
+/// outside `[A-Za-z0-9_-]` becomes `_`, and a name past 64 characters keeps its first 55 and
+/// ends in `_` and 8 hex digits of the SHA-256 of the whole name, so two long names that share
+/// a beginning stay apart.
+pub fn mapped_name(name: &str) -> String {
+    let legal: String = name
+        .chars()
+        .map(
+            |c| match c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                true => c,
+                false => '_',
+            },
+        )
+        .collect();
+    let legal = if legal.is_empty() {
+        "_".to_owned()
+    } else {
+        legal
+    };
+    if legal.len() <= 64 {
+        return legal;
+    }
+    let digest = super::hash::sha256_hex(name);
+    format!("{}_{}", &legal[..55], &digest[..8])
+}
+
 pub fn valid_name(name: &str) -> bool {
     (1..=64).contains(&name.len())
         && name
@@ -316,6 +363,20 @@ fn wire_text(value: &Value) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn mapped_names_are_legal_deterministic_and_apart() {
+        assert_eq!(mapped_name("fs.read_file"), "fs_read_file");
+        assert_eq!(mapped_name("a b/c"), "a_b_c");
+        let long_a = format!("{}{}", "x".repeat(60), ".alpha.beta");
+        let long_b = format!("{}{}", "x".repeat(60), ".alpha.gamma");
+        let (a, b) = (mapped_name(&long_a), mapped_name(&long_b));
+        assert!(valid_name(&a) && valid_name(&b), "{a} {b}");
+        assert_eq!(a.len(), 64);
+        assert_ne!(a, b);
+        assert_eq!(a, mapped_name(&long_a));
+        assert!(valid_name(&mapped_name("")));
+    }
+
     use super::*;
     use crate::core::raw::Raw;
     use serde_json::json;

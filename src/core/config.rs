@@ -13,7 +13,7 @@ use std::collections::HashMap;
 
 pub const BOUND_KEYS: [&str; 3] = ["maxTools", "maxPages", "maxSchemaBytes"];
 pub const TIMEOUT_KEYS: [&str; 4] = ["connectMs", "listMs", "callMs", "discoveryMs"];
-pub const TOP_LEVEL_KEYS: [&str; 30] = [
+pub const TOP_LEVEL_KEYS: [&str; 31] = [
     "transport",
     "command",
     "args",
@@ -32,6 +32,8 @@ pub const TOP_LEVEL_KEYS: [&str; 30] = [
     "http",
     "drift",
     "protocol",
+    // What an imported name the engine's rule refuses does: refuse (the default) or map.
+    "names",
     "env",
     "cwd",
     "stderr",
@@ -166,12 +168,21 @@ pub struct Config {
     pub timeouts: Timeouts,
     pub drift: Drift,
     pub protocol: Protocol,
+    /// `names`: a tool name the engine's rule refuses refuses the import, or is mapped.
+    pub names: Names,
     pub lock: LockSource,
     pub lock_policy: LockPolicy,
     /// `strict`: a poisoning sign in a description or title refuses the import.
     pub strict: bool,
     /// What the host offers to answer when a server asks back (nothing by default).
     pub asks: super::asks::Asks,
+}
+
+/// `names`: `'refuse'` (the default, as the original) or `'map'` (`admit::mapped_name`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Names {
+    Refuse,
+    Map,
 }
 
 /// `protocol`: which era the connection opens in. `Auto` opens with the 2025 handshake and
@@ -366,6 +377,12 @@ impl Config {
         }
         let (lock, lock_policy, strict) = parse_lock_keys(raw)?;
         let asks = super::asks::parse(raw)?;
+        let names = literal(
+            raw.get("names"),
+            "names",
+            &[("refuse", Names::Refuse), ("map", Names::Map)],
+            Names::Refuse,
+        )?;
         Ok(Config {
             transport,
             allow,
@@ -379,6 +396,7 @@ impl Config {
             timeouts,
             drift,
             protocol,
+            names,
             lock,
             lock_policy,
             strict,

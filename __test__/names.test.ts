@@ -1,0 +1,69 @@
+// Tool names that MCP 2026-07-28 allows and the engine's final-name rule does not (dots, up to
+// 128 characters): refused by default, as the original does; with `names: 'map'`, imported
+// under an engine-legal name that is the same every time, and two tools that would share one
+// refused. The peer is a real SDK server, in-process.
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, mcp, toolContractHash } from '../lib/index.js';
+import { rejection, session, thrown } from './helpers/common.js';
+
+const LONG = `${'report'.repeat(12)}.weekly`; // 79 characters
+
+function server(names: string[]) {
+  const s = new McpServer({ name: 'names', version: '1.0.0' });
+  for (const name of names) s.registerTool(name, { description: `The ${name} tool.` }, async () => ({ content: [{ type: 'text', text: name }] }));
+  return s;
+}
+
+describe("names: 'map'", () => {
+  it('refuses a dotted name by default, as the original does', async () => {
+    const source = mcp({ transport: 'inprocess', server: server(['fs.read']) });
+    try {
+      const err = await rejection(source.tools(session));
+      expect(err).toBeInstanceOf(ConfigError);
+      expect(err.message).toBe("mcp: imported tool name 'fs.read' must match ^[a-zA-Z0-9_-]{1,64}$");
+    } finally {
+      await source.close();
+    }
+  });
+
+  it('maps dotted and long names to legal ones, calls them by their own names, the same on every import', async () => {
+    const open = () => mcp({ transport: 'inprocess', server: server(['fs.read', LONG, 'plain']), names: 'map' } as any);
+    const first = open();
+    const second = open();
+    try {
+      const defs = await first.tools(session);
+      const names = defs.map((d) => d.name);
+      expect(names[0]).toBe('fs_read');
+      expect(names[1]).toMatch(/^(report){9}r_[0-9a-f]{8}$/);
+      expect(names[1]).toHaveLength(64);
+      expect(names[2]).toBe('plain');
+      // The server is called by the name it knows.
+      expect(await defs[0].execute({}, session)).toBe('fs.read');
+      expect(await defs[1].execute({}, session)).toBe(LONG);
+      const again = await second.tools(session);
+      expect(again.map((d) => d.name)).toEqual(names);
+      expect(toolContractHash(again[1] as any)).toBe(toolContractHash(defs[1] as any));
+    } finally {
+      await first.close();
+      await second.close();
+    }
+  });
+
+  it('refuses two tools that would import under one name', async () => {
+    const source = mcp({ transport: 'inprocess', server: server(['fs.read', 'fs_read']), names: 'map' } as any);
+    try {
+      const err = await rejection(source.tools(session));
+      expect(err).toBeInstanceOf(ConfigError);
+      expect(err.message).toBe("mcp: tools 'fs.read' and 'fs_read' both import as 'fs_read' (names: 'map'); deny one of them");
+    } finally {
+      await source.close();
+    }
+  });
+
+  it('refuses an unknown value, typed', () => {
+    const err = thrown(() => mcp({ transport: 'stdio', command: 'x', names: 'rename' } as any));
+    expect(err).toBeInstanceOf(ConfigError);
+    expect(err.message).toBe("mcp: 'names' must be 'refuse' or 'map', got 'rename'");
+  });
+});
