@@ -240,6 +240,13 @@ interface McpCommonConfig {
    * @default 'refuse'
    */
   names?: 'refuse' | 'map';
+  /**
+   * Tools (by the server's names) whose calls are safe to send twice. On a 2026-07-28
+   * connection a call whose answer is lost with its stream is sent again once when its tool is
+   * listed here or has `risk: 'read'`; any other ends with an error saying the outcome is
+   * unknown.
+   */
+  idempotent?: string[];
 }
 
 /**

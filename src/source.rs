@@ -421,9 +421,10 @@ impl<C: Connector> Source<C> {
             (live.epoch, live.closed.subscribe())
         };
         let router = Rpc::router();
+        // Where a call's further rounds (and a repeat of one whose answer was lost) are sent from.
+        let runtime = tokio::runtime::Handle::current();
+        self.asker.set_runtime(runtime.clone());
         if self.asker.offered() {
-            let runtime = tokio::runtime::Handle::current();
-            self.asker.set_runtime(runtime.clone());
             router.answer_with(Arc::new(asks::ForServer(self.asker.clone())), runtime);
         }
         let inbound = Inbound::with_sink(self.drift.clone(), router.clone());
@@ -657,7 +658,12 @@ impl<C: Connector> Source<C> {
         // A host that answers input requests: the call may take further rounds, which need
         // its arguments again and a runtime to answer on. A call of any other source pays
         // nothing for it.
-        let runtime = self.asker.offered().then(|| self.asker.runtime()).flatten();
+        // A modern call the host said is safe to repeat is sent again when its answer is lost.
+        let repeatable = matches!(snapshot.conn.era.get(), Some(Era::Modern { .. }))
+            && self.config.repeatable(&spec.original);
+        let runtime = (self.asker.offered() || repeatable)
+            .then(|| self.asker.runtime())
+            .flatten();
         let Some(runtime) = runtime else {
             let plan = Arc::new(plan);
             call::submit(plan, id, &text, mirrored, timeout, progress, done);
@@ -681,6 +687,8 @@ impl<C: Connector> Source<C> {
             deadline,
             runtime,
             taken: Default::default(),
+            repeatable,
+            repeated: Default::default(),
         });
         self.asker.begin(id, deadline);
         let asker = self.asker.clone();
@@ -738,6 +746,8 @@ impl<C: Connector> Source<C> {
                 deadline,
                 runtime,
                 taken: Default::default(),
+                repeatable: false,
+                repeated: Default::default(),
             }),
         };
         self.asker.begin(id, deadline);

@@ -50,6 +50,9 @@ impl RpcError {
 }
 
 pub type Reply = Result<Value, RpcError>;
+
+/// The requests sent again, once, when a modern connection lost their answer.
+const REISSUED: [&str; 2] = ["tools/list", "server/discover"];
 /// Receives the params of each `notifications/progress` for one request, on the reading thread.
 pub type Listener = Arc<dyn Fn(Value) + Send + Sync>;
 
@@ -196,6 +199,11 @@ impl Rpc {
             version: OnceLock::new(),
             tracer: OnceLock::new(),
         })
+    }
+
+    /// Whether the connection speaks 2026-07-28 (the modern envelope is in use).
+    pub fn modern(&self) -> bool {
+        self.meta.get().is_some()
     }
 
     /// From now on every request carries the modern `_meta` (protocol version, client info and
@@ -352,7 +360,23 @@ impl Rpc {
     /// every other (which also tells the server it may stop).
     /// A traced request waits for its trace context (bounded by its own timeout) before it is
     /// sent; a tracer that does not answer in time leaves it untraced on the wire.
-    pub async fn request(
+    pub async fn request(&self, method: &str, params: Value, timeout: Option<Duration>) -> Reply {
+        let started = Instant::now();
+        let reply = self.request_once(method, params.clone(), timeout).await;
+        // A 2026-07-28 request lost with its stream must be sent again as a new one; the
+        // opening's and a list's are safe to repeat (a tool call is the caller's to decide).
+        match &reply {
+            Err(RpcError::Transport(f))
+                if f.lost && self.meta.get().is_some() && REISSUED.contains(&method) =>
+            {
+                let left = timeout.map(|t| t.saturating_sub(started.elapsed()));
+                self.request_once(method, params, left).await
+            }
+            _ => reply,
+        }
+    }
+
+    async fn request_once(
         &self,
         method: &str,
         mut params: Value,

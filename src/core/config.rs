@@ -13,7 +13,7 @@ use std::collections::HashMap;
 
 pub const BOUND_KEYS: [&str; 3] = ["maxTools", "maxPages", "maxSchemaBytes"];
 pub const TIMEOUT_KEYS: [&str; 4] = ["connectMs", "listMs", "callMs", "discoveryMs"];
-pub const TOP_LEVEL_KEYS: [&str; 31] = [
+pub const TOP_LEVEL_KEYS: [&str; 32] = [
     "transport",
     "command",
     "args",
@@ -24,6 +24,8 @@ pub const TOP_LEVEL_KEYS: [&str; 31] = [
     "prefix",
     "approval",
     "risk",
+    // The tools whose calls a lost answer may send again (beside those with risk 'read').
+    "idempotent",
     "maxTools",
     "maxPages",
     "maxSchemaBytes",
@@ -162,6 +164,8 @@ pub struct Config {
     pub prefix: Option<String>,
     pub approval: Approval,
     pub risk: HashMap<String, String>,
+    /// `idempotent`: tools (original names) a call of which is safe to send twice.
+    pub idempotent: Vec<String>,
     pub max_tools: Option<u64>,
     pub max_pages: Option<u64>,
     pub max_schema_bytes: Option<u64>,
@@ -229,6 +233,13 @@ impl Config {
             }
             _ => Vec::new(),
         }
+    }
+
+    /// Whether a call of the tool is safe to send twice: its risk is `read`, or the host
+    /// listed it in `idempotent`.
+    pub fn repeatable(&self, original_name: &str) -> bool {
+        self.risk.get(original_name).is_some_and(|r| r == "read")
+            || self.idempotent.iter().any(|t| t == original_name)
     }
 
     pub fn needs_approval(&self, original_name: &str) -> bool {
@@ -377,6 +388,7 @@ impl Config {
         }
         let (lock, lock_policy, strict) = parse_lock_keys(raw)?;
         let asks = super::asks::parse(raw)?;
+        let idempotent = optional_string_list(raw, "idempotent")?.unwrap_or_default();
         let names = literal(
             raw.get("names"),
             "names",
@@ -390,6 +402,7 @@ impl Config {
             prefix,
             approval,
             risk,
+            idempotent,
             max_tools: bounds[0],
             max_pages: bounds[1],
             max_schema_bytes: bounds[2],

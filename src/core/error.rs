@@ -83,6 +83,9 @@ impl OAuthFailure {
 pub struct Failure {
     pub message: String,
     pub oauth: Option<OAuthFailure>,
+    /// The request went out and its answer was lost with the connection or stream that was to
+    /// carry it: the server may have acted on it (a re-issue may repeat it).
+    pub lost: bool,
 }
 
 impl Failure {
@@ -90,6 +93,16 @@ impl Failure {
         Self {
             message,
             oauth: Some(kind),
+            lost: false,
+        }
+    }
+
+    /// A failure whose request may have reached the server (`lost`).
+    pub fn lost(message: String) -> Self {
+        Self {
+            message,
+            oauth: None,
+            lost: true,
         }
     }
 
@@ -98,6 +111,7 @@ impl Failure {
         Self {
             message: f(self.message),
             oauth: self.oauth,
+            lost: self.lost,
         }
     }
 }
@@ -107,6 +121,7 @@ impl From<String> for Failure {
         Self {
             message,
             oauth: None,
+            lost: false,
         }
     }
 }

@@ -68,10 +68,12 @@ impl Completions {
             Err(Failure {
                 message,
                 oauth: None,
+                ..
             }) => self.append(id, FAILURE, |text| write_string(text, &message)),
             Err(Failure {
                 message,
                 oauth: Some(oauth),
+                ..
             }) => self.append(id, FAILURE, |text| {
                 text.push_str("{\"message\":");
                 write_string(text, &message);

@@ -52,6 +52,10 @@ pub(super) struct Rounds {
     pub deadline: Instant,
     pub runtime: tokio::runtime::Handle,
     pub taken: AtomicU32,
+    /// The call may be sent again once when its answer is lost (a modern connection's stream
+    /// ended under it): the host said it is safe to repeat.
+    pub repeatable: bool,
+    pub repeated: std::sync::atomic::AtomicBool,
 }
 
 /// Why a call failed, with its `error.type` for tracing.
@@ -176,6 +180,22 @@ where
         });
         let result = match reply {
             Ok(result) => result,
+            Err(f) if f.lost && plan.snapshot.conn.rpc.modern() => {
+                if let Some(rounds) = plan.rounds.as_ref().filter(|r| r.repeatable) {
+                    if !rounds.repeated.swap(true, Ordering::Relaxed) {
+                        return repeat(plan, Box::new(done));
+                    }
+                }
+                let unknown = f.map_message(|m| {
+                    format!(
+                        "{m}; whether it ran is unknown, and it was not sent again (a call is sent again only for a tool with risk 'read' or listed in 'idempotent', and once)"
+                    )
+                });
+                return done(
+                    first,
+                    Err((unknown, ErrorType::Borrowed("unknown_outcome"))),
+                );
+            }
             Err(f) => return done(first, Err((f, error_type))),
         };
         let mapped = match result.get("resultType") {
@@ -228,6 +248,30 @@ fn again(plan: Arc<Plan>, result: Value, done: Done) {
             Err((f, kind)) => done(plan.first, Err((redacted_failure(&plan.secrets, f), kind))),
         }
     });
+}
+
+/// A call whose answer was lost, sent again as a new request (once).
+fn repeat(plan: Arc<Plan>, done: Done) {
+    let Some(rounds) = &plan.rounds else {
+        return;
+    };
+    let spec = &plan.snapshot.tools[plan.index];
+    let id = plan.snapshot.conn.rpc.reserve_id();
+    if !rounds.asker.moved(plan.first, id) {
+        let aborted = format!("mcp: tool '{}' was aborted", spec.name).into();
+        return done(plan.first, Err(typed("cancelled")(aborted)));
+    }
+    let left = rounds.deadline.saturating_duration_since(Instant::now());
+    let text = params(
+        id,
+        rounds.progress.is_some(),
+        rounds.meta.as_deref(),
+        &spec.original,
+        &rounds.input,
+        "",
+    );
+    let (mirrored, progress) = (rounds.mirrored.clone(), rounds.progress.clone());
+    submit(plan.clone(), id, &text, mirrored, left, progress, done);
 }
 
 /// A result mapped for the host (its JSON text), as the waiter maps a reply.

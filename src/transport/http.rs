@@ -328,10 +328,15 @@ impl Shared {
                 true => Some(OnWire::enter(self)?),
                 false => None,
             };
-            let response = request
-                .send()
-                .await
-                .map_err(|e| format!("mcp: {method} {} failed: {}", self.shown, describe(e)))?;
+            let response = request.send().await.map_err(|e| {
+                // Past connecting, the request may have reached the server.
+                let unsent = e.is_connect() || e.is_builder();
+                let message = format!("mcp: {method} {} failed: {}", self.shown, describe(e));
+                match unsent {
+                    true => Failure::from(message),
+                    false => Failure::lost(message),
+                }
+            })?;
             if let Some(id) = response
                 .headers()
                 .get(SESSION)
@@ -444,7 +449,9 @@ impl Shared {
         }
         // A stream that ended without answering its request fails it rather than leave it
         // hanging; after a real answer the dispatcher ignores this one (the id is gone).
-        fail("mcp: the server ended its HTTP answer without a JSON-RPC response".into());
+        fail(Failure::lost(
+            "mcp: the server ended its HTTP answer without a JSON-RPC response".into(),
+        ));
     }
 
     /// Pushes every event of an SSE response; tells whether `awaited` got its answer.
