@@ -29,10 +29,19 @@ async function target(transport, tools) {
   switch (transport) {
     case 'stdio-fast':
       return { kind: 'stdio', command: process.execPath, args: [here('./servers/fast-stdio.mjs')], env: { TOOLS: String(tools), PATH: process.env.PATH } };
+    case 'stdio-fast-2026':
+      return { kind: 'stdio', command: process.execPath, args: [here('./servers/fast-stdio.mjs')], env: { TOOLS: String(tools), PATH: process.env.PATH, MODERN: '1' } };
     case 'stdio-sdk':
       return { kind: 'stdio', command: process.execPath, args: [here('./servers/sdk-server.mjs')], env: { TOOLS: String(tools), PATH: process.env.PATH } };
     case 'inprocess':
       return { kind: 'inprocess', server: sdkServer(tools) };
+    case 'http-fast':
+    case 'http-fast-2026': {
+      const env = { ...process.env, TOOLS: String(tools), MODERN: transport === 'http-fast-2026' ? '1' : '0' };
+      const child = spawn(process.execPath, [here('./servers/fast-http.mjs')], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+      const url = await new Promise((resolve) => child.stdout.once('data', (d) => resolve(String(d).trim())));
+      return { kind: 'http', url, stop: () => child.kill() };
+    }
     case 'http': {
       const h = await startHttp(tools);
       return { kind: 'http', url: h.url, stop: h.stop };

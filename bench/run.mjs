@@ -6,6 +6,7 @@ import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { telemetryRows } from './telemetry.mjs';
 import { asksRows } from './asks.mjs';
+import { eraRows } from './era.mjs';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 const caseScript = fileURLToPath(new URL('./case.mjs', import.meta.url));
@@ -91,7 +92,7 @@ extra(plateau, 'rssMb', 'MB at 110,000', 'lower');
 extra({ ...plateau, label: 'RSS from 110,000 to 1,010,000 calls (stdio-fast, c16)' }, 'plateauMb', 'MB', 'lower');
 
 // 7. OpenTelemetry per call: peer absent (baseline), API installed, SDK recording.
-for (const row of asksRows(RUNS)) {
+for (const row of [...eraRows(RUNS), ...asksRows(RUNS)]) {
   rows.push(row);
   console.log(`${row.label.padEnd(44)} ${row.metric.padEnd(12)} baseline ${fmt(row.baseline)} addon ${fmt(row.addon)} ratio ${row.ratio.toFixed(2)}`);
 }

@@ -1,4 +1,6 @@
 // A minimal newline-delimited JSON-RPC server without the SDK: client overhead dominates.
+// MODERN=1: it speaks only 2026-07-28 (refuses initialize, answers server/discover, marks every
+// result `resultType: 'complete'`), the same tools and answers otherwise.
 import { createInterface } from 'node:readline';
 import { callResult, listPage, makeTools } from './tools.mjs';
 
@@ -16,9 +18,11 @@ const send = (obj) => {
     });
   }
 };
+const modern = process.env.MODERN === '1';
 createInterface({ input: process.stdin }).on('line', (line) => {
   const msg = JSON.parse(line);
   if (msg.id === undefined) return;
+  if (modern) return answerModern(msg);
   switch (msg.method) {
     case 'initialize':
       return send({ jsonrpc: '2.0', id: msg.id, result: { protocolVersion: msg.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'fast', version: '1' } } });
@@ -30,3 +34,19 @@ createInterface({ input: process.stdin }).on('line', (line) => {
       return send({ jsonrpc: '2.0', id: msg.id, result: {} });
   }
 });
+
+function answerModern(msg) {
+  const done = (result) => send({ jsonrpc: '2.0', id: msg.id, result: { resultType: 'complete', ...result } });
+  switch (msg.method) {
+    case 'initialize':
+      return send({ jsonrpc: '2.0', id: msg.id, error: { code: -32022, message: 'Unsupported protocol version', data: { supported: ['2026-07-28'] } } });
+    case 'server/discover':
+      return done({ supportedVersions: ['2026-07-28'], capabilities: { tools: {} }, serverInfo: { name: 'fast', version: '1' } });
+    case 'tools/list':
+      return done({ ...listPage(tools, msg.params?.cursor), ttlMs: 0, cacheScope: 'private' });
+    case 'tools/call':
+      return done(callResult(msg.params.name, msg.params.arguments));
+    default:
+      return done({});
+  }
+}
