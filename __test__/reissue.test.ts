@@ -12,6 +12,9 @@ interface Dropping {
   url: string;
   runs: Record<string, number>;
   drops: Record<string, number>;
+  /** Notifications the server got, by method; requests whose stream the client closed. */
+  notified: string[];
+  closedUnanswered: number[];
   stop(): Promise<void>;
 }
 
@@ -19,7 +22,9 @@ interface Dropping {
 async function droppingServer(drop: string[]): Promise<Dropping> {
   const runs: Record<string, number> = {};
   const drops: Record<string, number> = {};
-  const tools = ['lookup', 'charge', 'refund'].map((name) => ({ name, description: `The ${name} tool.`, inputSchema: { type: 'object' } }));
+  const notified: string[] = [];
+  const closedUnanswered: number[] = [];
+  const tools = ['lookup', 'charge', 'refund', 'slow'].map((name) => ({ name, description: `The ${name} tool.`, inputSchema: { type: 'object' } }));
   const server = http.createServer(async (req, res) => {
     let body = '';
     for await (const chunk of req) body += chunk;
@@ -33,7 +38,10 @@ async function droppingServer(drop: string[]): Promise<Dropping> {
       }
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id, result: { resultType: 'complete', ...(result as object) } }));
     };
-    if (id === undefined) return void res.writeHead(202).end();
+    if (id === undefined) {
+      notified.push(method);
+      return void res.writeHead(202).end();
+    }
     if (method === 'initialize') {
       return void res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32022, message: 'Unsupported protocol version', data: { supported: ['2026-07-28'] } } }));
     }
@@ -41,6 +49,13 @@ async function droppingServer(drop: string[]): Promise<Dropping> {
     if (method === 'tools/list') {
       runs.list = (runs.list ?? 0) + 1;
       return answer({ tools, ttlMs: 0, cacheScope: 'private' });
+    }
+    if (method === 'tools/call' && params.name === 'slow') {
+      // Never answered: the client ends it.
+      res.on('close', () => {
+        if (!res.writableEnded) closedUnanswered.push(id);
+      });
+      return;
     }
     if (method === 'tools/call') {
       runs[params.name] = (runs[params.name] ?? 0) + 1;
@@ -54,6 +69,8 @@ async function droppingServer(drop: string[]): Promise<Dropping> {
     url: `http://127.0.0.1:${port}/mcp`,
     runs,
     drops,
+    notified,
+    closedUnanswered,
     async stop() {
       server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
@@ -101,6 +118,23 @@ describe('a lost answer on a 2026-07-28 connection', () => {
       const by = Object.fromEntries((await source.tools(session)).map((d) => [d.name, d]));
       expect(await by.refund.execute({}, session)).toBe('refund done');
       expect(server.runs.refund).toBe(2);
+    } finally {
+      await source.close();
+    }
+  });
+
+  it('cancels a call by closing its stream, with no notifications/cancelled', async () => {
+    const source = open();
+    try {
+      const by = Object.fromEntries((await source.tools(session)).map((d) => [d.name, d]));
+      const controller = new AbortController();
+      const pending = by.slow.execute({}, { runId: 'r', signal: controller.signal });
+      await new Promise((r) => setTimeout(r, 100));
+      controller.abort();
+      expect((await rejection(pending)).message).toBe("mcp: tool 'slow' was aborted");
+      for (let i = 0; i < 50 && server.closedUnanswered.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(server.closedUnanswered).toHaveLength(1);
+      expect(server.notified).not.toContain('notifications/cancelled');
     } finally {
       await source.close();
     }

@@ -439,6 +439,9 @@ impl Drop for Rpc {
 }
 
 fn tell_cancelled(wire: &dyn Wire, pending: &Mutex<Pending>, id: u64, reason: &str) {
+    if wire.close_stream(id) {
+        return;
+    }
     if lock(pending).closed.is_none() {
         let params = json!({ "requestId": id, "reason": reason });
         let _ = wire.send(

@@ -18,6 +18,7 @@ use base64::Engine;
 use futures::future::BoxFuture;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE};
 use serde_json::Value;
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::task::JoinSet;
@@ -101,6 +102,9 @@ struct Shared {
     secrets: Arc<Secrets>,
     session: Mutex<Session>,
     tasks: Mutex<JoinSet<()>>,
+    /// The tasks of the modern requests in flight, by request id: cancelling one closes its
+    /// stream, which is how a 2026-07-28 request is cancelled over HTTP.
+    streams: Mutex<HashMap<u64, tokio::task::AbortHandle>>,
     /// The POSTs sent before the handshake agreed on a version (the one that may open a
     /// session) that are on the wire. close() waits for their answers (bounded) before it
     /// aborts them: a server that already made the session answers with its id, and only with
@@ -169,6 +173,7 @@ pub fn open(
             secrets,
             session: Mutex::new(Session::default()),
             tasks: Mutex::new(JoinSet::new()),
+            streams: Mutex::new(HashMap::new()),
             opening: Mutex::new(Opening::default()),
             opened: tokio::sync::Notify::new(),
             shut: tokio::sync::OnceCell::new(),
@@ -232,11 +237,14 @@ impl Shared {
             .ok_or_else(|| "mcp: the connection was closed".to_owned())
     }
 
-    fn spawn(self: &Arc<Self>, fut: impl std::future::Future<Output = ()> + Send + 'static) {
+    fn spawn(
+        self: &Arc<Self>,
+        fut: impl std::future::Future<Output = ()> + Send + 'static,
+    ) -> tokio::task::AbortHandle {
         let mut tasks = lock(&self.tasks);
         // Reap finished tasks so a long-lived connection does not accumulate handles.
         while tasks.try_join_next().is_some() {}
-        tasks.spawn_on(fut, &self.runtime);
+        tasks.spawn_on(fut, &self.runtime)
     }
 
     /// The headers of one `method` request: the host's first, then the protocol's (which win),
@@ -689,8 +697,22 @@ impl Wire for HttpWire {
             .shared
             .clone()
             .post(message, Some(request_id), false, Some(route));
-        self.shared.spawn(post);
+        let handle = self.shared.spawn(post);
+        let mut streams = lock(&self.shared.streams);
+        streams.retain(|_, h| !h.is_finished());
+        streams.insert(request_id, handle);
         Ok(())
+    }
+
+    /// Closes a modern request's stream: the server sees the request cancelled.
+    fn close_stream(&self, request_id: u64) -> bool {
+        match lock(&self.shared.streams).remove(&request_id) {
+            Some(handle) if !handle.is_finished() => {
+                handle.abort();
+                true
+            }
+            _ => false,
+        }
     }
 
     /// Every later request carries the agreed version. Resolves once the server accepted the

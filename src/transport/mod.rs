@@ -82,6 +82,12 @@ pub trait Wire: Send + Sync {
     fn session_id(&self) -> Option<String> {
         None
     }
+    /// Cancels a request by closing the stream that carries it, where the transport can and
+    /// the era says so (a 2026-07-28 request over HTTP): true when it did, and no
+    /// `notifications/cancelled` is then sent.
+    fn close_stream(&self, _request_id: u64) -> bool {
+        false
+    }
     /// Releases everything: the child process, the HTTP session, the in-process attachment.
     fn shutdown(&self) -> BoxFuture<'static, ()>;
     /// Releases at once (a failed or timed-out connect).
