@@ -6,7 +6,7 @@ use crate::client::handshake::{self, Refusal};
 use crate::client::rpc::{Listener, Rpc, RpcError, Waiter};
 use crate::client::trace::Tracer;
 use crate::core::admit::{Admission, AdmissionError, ToolSpec};
-use crate::core::config::{wait_of, Config, Drift as DriftPolicy};
+use crate::core::config::{wait_of, Config, Drift as DriftPolicy, Protocol};
 use crate::core::drift::Drift;
 use crate::core::error::{with_diagnostics, ConfigError, Failure, OAuthFailure};
 use crate::core::headers;
@@ -263,6 +263,9 @@ pub struct Source<C: Connector> {
     report: Mutex<Option<Report>>,
     /// Answers what a server asks back, by the host's hooks (nothing when none are set).
     asker: Arc<asks::Asker>,
+    /// Set once an `auto` opening had to be made again in the modern era (`Refusal::Reopen`):
+    /// later connections to this server open in it at once.
+    modern_only: std::sync::atomic::AtomicBool,
 }
 
 fn ms(v: Option<f64>) -> f64 {
@@ -305,6 +308,7 @@ impl<C: Connector> Source<C> {
             state: Default::default(),
             live: Default::default(),
             secrets,
+            modern_only: Default::default(),
         })
     }
 
@@ -415,6 +419,32 @@ impl<C: Connector> Source<C> {
     }
 
     async fn connect(&self) -> Result<Arc<Connection>, Error<C>> {
+        use std::sync::atomic::Ordering::Relaxed;
+        let protocol = match self.modern_only.load(Relaxed) {
+            true => Protocol::Modern,
+            false => self.config.protocol,
+        };
+        let epoch = self.live.lock().unwrap_or_else(|e| e.into_inner()).epoch;
+        if let Some(conn) = self.connect_in(protocol).await? {
+            return Ok(conn);
+        }
+        // The server ended the connection on which it refused `initialize`: a new one, opened
+        // with `server/discover` (its own `connectMs`), and remembered for the reconnects.
+        self.modern_only.store(true, Relaxed);
+        if self.live.lock().unwrap_or_else(|e| e.into_inner()).epoch != epoch {
+            return Err(SourceError::Failed(format!(
+                "mcp: '{}' was closed while connecting",
+                self.id
+            )));
+        }
+        self.connect_in(Protocol::Modern).await?.ok_or_else(|| {
+            SourceError::Failed(format!("mcp: '{}' could not be opened again", self.id))
+        })
+    }
+
+    /// One connection opened in `protocol`; `None` when it has to be opened again in the
+    /// modern era (the connection is gone by then).
+    async fn connect_in(&self, protocol: Protocol) -> Result<Option<Arc<Connection>>, Error<C>> {
         let connect_ms = ms(self.config.timeouts.connect_ms);
         let (epoch, mut closed) = {
             let live = self.live.lock().unwrap_or_else(|e| e.into_inner());
@@ -478,7 +508,7 @@ impl<C: Connector> Source<C> {
         let opening = handshake::open(
             &conn.rpc,
             Some(duration(connect_ms)),
-            self.config.protocol,
+            protocol,
             &capabilities,
         );
         match opening.await {
@@ -487,7 +517,13 @@ impl<C: Connector> Source<C> {
                     listen(&conn, self.drift.clone());
                 }
                 let _ = conn.era.set(era);
-                Ok(conn)
+                Ok(Some(conn))
+            }
+            Err(Refusal::Reopen) => {
+                self.forget_live(&conn);
+                conn.abort("mcp: the server ended the connection it refused")
+                    .await;
+                Ok(None)
             }
             Err(Refusal::Rpc(RpcError::TimedOut)) => {
                 Err(self.connect_timeout(connect_ms, Some(&conn)).await)

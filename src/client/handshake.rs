@@ -2,7 +2,10 @@
 //! what 2025-era servers and the TypeScript original's tests expect; a server that refuses it
 //! with a JSON-RPC error is asked `server/discover` once, on the same connection, and one that
 //! answers with this client's modern revision is spoken to in it. No second server process is
-//! started to learn the era (some 2025 servers exit on a request before `initialize`).
+//! started to learn the era (some 2025 servers exit on a request before `initialize`), with one
+//! exception: a server that refuses `initialize` with the modern revision's refusal of a
+//! version (-32022) and then ends the connection (rmcp's modern-only servers do, on stdio) is
+//! opened again in the modern era (`Refusal::Reopen`).
 
 use super::era::{Era, MODERN};
 use super::rpc::{Rpc, RpcError};
@@ -21,12 +24,20 @@ pub struct Capabilities {
     pub modern: String,
 }
 
+/// The modern revision's error for a protocol version the server does not serve; a server that
+/// answers `initialize` with it knows 2026-07-28 (a 2025 server has no such code).
+pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+
 /// Why an opening failed: the server's or the connection's error, or a refused era pin
 /// (`protocol`), which the host is told typed.
 #[derive(Debug)]
 pub enum Refusal {
     Rpc(RpcError),
     Pin(String),
+    /// The server refused `initialize` as a modern server does and ended the connection before
+    /// `server/discover` could be asked: a new connection, opened in the modern era, is the
+    /// way to it.
+    Reopen,
 }
 
 impl From<RpcError> for Refusal {
@@ -71,6 +82,17 @@ pub async fn open(
     match discover(rpc, left, &capabilities.modern).await {
         Ok(era) => Ok(era),
         Err(Refusal::Rpc(RpcError::TimedOut)) => Err(RpcError::TimedOut.into()),
+        Err(Refusal::Rpc(RpcError::Closed(_) | RpcError::Transport(_)))
+            if matches!(
+                refused,
+                RpcError::Remote {
+                    code: UNSUPPORTED_PROTOCOL_VERSION,
+                    ..
+                }
+            ) =>
+        {
+            Err(Refusal::Reopen)
+        }
         // Not a modern server either: what it said to `initialize` is the error.
         Err(_) => Err(refused.into()),
     }
