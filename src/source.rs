@@ -193,6 +193,15 @@ impl Connection {
     }
 }
 
+/// `listener` for a call of further rounds: a round's progress (its token is that request's
+/// id) and a task's status are told as the call's, under the id the host knows it by.
+fn told_as(listener: Listener, id: u64) -> Listener {
+    Arc::new(move |mut p: Value| {
+        p["progressToken"] = Value::from(id);
+        listener(p)
+    })
+}
+
 /// Runs a wire's release on a task of its own and waits for it. Whoever waits may be dropped
 /// half-way (a `select!` that another branch won, a connect that `close()` overtook); the
 /// release must still reach its end, or a child would be left killed but unreaped, its process
@@ -706,14 +715,7 @@ impl<C: Connector> Source<C> {
             return Ok(id);
         };
         let deadline = std::time::Instant::now() + timeout;
-        // A further round's progress (its token is that request's id) and a task's status are
-        // told as the call's, under the id the host knows it by.
-        let told = progress.clone().map(|listener| {
-            Arc::new(move |mut p: Value| {
-                p["progressToken"] = Value::from(id);
-                listener(p)
-            }) as Listener
-        });
+        let told = progress.clone().map(|listener| told_as(listener, id));
         plan.rounds = Some(call::Rounds {
             asker: self.asker.clone(),
             input: input.to_owned(),
@@ -761,12 +763,7 @@ impl<C: Connector> Source<C> {
         let call_ms = ms(self.config.timeouts.call_ms);
         let id = snapshot.conn.rpc.reserve_id();
         let deadline = std::time::Instant::now() + duration(call_ms);
-        let told = progress.map(|listener| {
-            Arc::new(move |mut p: Value| {
-                p["progressToken"] = Value::from(id);
-                listener(p)
-            }) as Listener
-        });
+        let told = progress.map(|listener| told_as(listener, id));
         let plan = call::Plan {
             snapshot: snapshot.clone(),
             index,

@@ -61,6 +61,21 @@ pub(super) struct Rounds {
 /// Why a call failed, with its `error.type` for tracing.
 pub(super) type Failed = (Failure, ErrorType);
 
+impl Rounds {
+    /// The params of request `id` of a further round: the call's arguments and trace members
+    /// again, and `extra` members.
+    fn params(&self, id: u64, name: &str, extra: &str) -> String {
+        params(
+            id,
+            self.progress.is_some(),
+            self.meta.as_deref(),
+            name,
+            &self.input,
+            extra,
+        )
+    }
+}
+
 /// The call's end: its first id and its mapped result's JSON text, or why it failed.
 pub(super) type Done = Box<dyn FnOnce(u64, Result<String, Failed>) + Send>;
 
@@ -262,14 +277,7 @@ fn repeat(plan: Arc<Plan>, done: Done) {
         return done(plan.first, Err(typed("cancelled")(aborted)));
     }
     let left = rounds.deadline.saturating_duration_since(Instant::now());
-    let text = params(
-        id,
-        rounds.progress.is_some(),
-        rounds.meta.as_deref(),
-        &spec.original,
-        &rounds.input,
-        "",
-    );
+    let text = rounds.params(id, &spec.original, "");
     let (mirrored, progress) = (rounds.mirrored.clone(), rounds.progress.clone());
     submit(plan.clone(), id, &text, mirrored, left, progress, done);
 }
@@ -371,14 +379,7 @@ async fn next_round(plan: &Plan, result: Value) -> Result<(u64, String), Failed>
         extra.push_str(",\"requestState\":");
         extra.push_str(&state.to_string());
     }
-    let text = params(
-        id,
-        rounds.progress.is_some(),
-        rounds.meta.as_deref(),
-        &spec.original,
-        &rounds.input,
-        &extra,
-    );
+    let text = rounds.params(id, &spec.original, &extra);
     Ok((id, text))
 }
 
