@@ -247,6 +247,13 @@ interface McpCommonConfig {
    * unknown.
    */
   idempotent?: string[];
+  /**
+   * Hear the server's log messages from this level up, in the calling tool's `ctx.log`
+   * (`'server <logger>: <data>'`, at the engine's nearest level, the message as `data`): a
+   * 2025 server is asked with `logging/setLevel` once connected, a 2026-07-28 one in every
+   * request's `_meta`. A message arriving while several calls are in flight goes to none.
+   */
+  serverLogs?: 'debug' | 'info' | 'notice' | 'warning' | 'error' | 'critical' | 'alert' | 'emergency';
 }
 
 /**

@@ -57,9 +57,19 @@ function wrapOAuth(oauth, signalOf) {
   return out;
 }
 
+// MCP's log levels as the engine's four.
+const SERVER_LEVELS = { debug: 'debug', info: 'info', notice: 'info', warning: 'warn', error: 'error', critical: 'error', alert: 'error', emergency: 'error' };
+
 function report(log, p) {
   if (log === undefined) return;
   try {
+    if (p.log !== undefined) {
+      // A log message of the server's (`serverLogs`), at the engine's nearest level.
+      const { level, logger, data } = p.log;
+      const text = typeof data === 'string' ? data : JSON.stringify(data);
+      log(SERVER_LEVELS[level] ?? 'info', `server${typeof logger === 'string' ? ` ${logger}` : ''}: ${text}`, p.log);
+      return;
+    }
     if (p.task !== undefined) {
       // A call that runs as a task: its id and each status it passes through.
       const { taskId, status, statusMessage } = p.task;

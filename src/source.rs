@@ -525,6 +525,15 @@ impl<C: Connector> Source<C> {
                 if era == (Era::Modern { list_changed: true }) {
                     listen(&conn, self.drift.clone());
                 }
+                // A 2025 server is asked once for the log level the host hears (a modern one
+                // is asked in every request's `_meta`). One that refuses keeps its own.
+                if let (Era::Legacy(_), Some(level)) = (&era, self.asker.log_level()) {
+                    let asked = json!({ "level": level });
+                    let _ = conn
+                        .rpc
+                        .request("logging/setLevel", asked, Some(duration(connect_ms)))
+                        .await;
+                }
                 let _ = conn.era.set(era);
                 Ok(Some(conn))
             }
@@ -728,7 +737,8 @@ impl<C: Connector> Source<C> {
             repeatable,
             repeated: Default::default(),
         });
-        self.asker.begin(id, deadline);
+        let told = plan.rounds.as_ref().and_then(|r| r.progress.clone());
+        self.asker.begin(id, deadline, told);
         let asker = self.asker.clone();
         let done = move |first: u64, outcome: Result<String, call::Failed>| {
             asker.end(first);
@@ -783,7 +793,8 @@ impl<C: Connector> Source<C> {
                 repeated: Default::default(),
             }),
         };
-        self.asker.begin(id, deadline);
+        let told = plan.rounds.as_ref().and_then(|r| r.progress.clone());
+        self.asker.begin(id, deadline, told);
         let asker = self.asker.clone();
         let done = move |first: u64, outcome: Result<String, call::Failed>| {
             asker.end(first);

@@ -45,9 +45,13 @@ impl Era {
 
 /// The `_meta` members of every modern request, as JSON text (without braces): written once
 /// per connection, spliced into each request's params.
-pub fn modern_meta(capabilities: &str) -> String {
+pub fn modern_meta(capabilities: &str, log_level: Option<&str>) -> String {
+    let log = match log_level {
+        Some(level) => format!(",\"io.modelcontextprotocol/logLevel\":\"{level}\""),
+        None => String::new(),
+    };
     format!(
-        "\"io.modelcontextprotocol/protocolVersion\":\"{MODERN}\",\"io.modelcontextprotocol/clientInfo\":{{\"name\":\"rulvar\",\"version\":\"{}\"}},\"io.modelcontextprotocol/clientCapabilities\":{capabilities}",
+        "\"io.modelcontextprotocol/protocolVersion\":\"{MODERN}\",\"io.modelcontextprotocol/clientInfo\":{{\"name\":\"rulvar\",\"version\":\"{}\"}},\"io.modelcontextprotocol/clientCapabilities\":{capabilities}{log}",
         super::handshake::CLIENT_VERSION
     )
 }
@@ -97,7 +101,7 @@ mod tests {
             assert_eq!(out, expected);
             serde_json::from_str::<Value>(&out).unwrap();
         }
-        serde_json::from_str::<Value>(&format!("{{{}}}", modern_meta("{}"))).unwrap();
+        serde_json::from_str::<Value>(&format!("{{{}}}", modern_meta("{}", None))).unwrap();
     }
 
     #[test]

@@ -22,6 +22,8 @@ pub const CLIENT_VERSION: &str = "1.0.0";
 pub struct Capabilities {
     pub legacy: String,
     pub modern: String,
+    /// The log level every modern request asks for (`serverLogs`), if the host asks.
+    pub log_level: Option<&'static str>,
 }
 
 /// The modern revision's error for a protocol version the server does not serve; a server that
@@ -57,7 +59,7 @@ pub async fn open(
 ) -> Result<Era, Refusal> {
     let started = std::time::Instant::now();
     if protocol == Protocol::Modern {
-        return discover(rpc, timeout, &capabilities.modern)
+        return discover(rpc, timeout, capabilities)
             .await
             .map_err(|e| match e {
                 Refusal::Rpc(refused @ RpcError::Remote { .. }) => Refusal::Pin(format!(
@@ -79,7 +81,7 @@ pub async fn open(
         Err(other) => return Err(other.into()),
     };
     let left = timeout.map(|t| t.saturating_sub(started.elapsed()));
-    match discover(rpc, left, &capabilities.modern).await {
+    match discover(rpc, left, capabilities).await {
         Ok(era) => Ok(era),
         Err(Refusal::Rpc(RpcError::TimedOut)) => Err(RpcError::TimedOut.into()),
         Err(Refusal::Rpc(RpcError::Closed(_) | RpcError::Transport(_)))
@@ -102,9 +104,9 @@ pub async fn open(
 async fn discover(
     rpc: &Rpc,
     timeout: Option<Duration>,
-    capabilities: &str,
+    capabilities: &Capabilities,
 ) -> Result<Era, Refusal> {
-    rpc.speak_modern(capabilities);
+    rpc.speak_modern(&capabilities.modern, capabilities.log_level);
     let result = rpc.request("server/discover", json!({}), timeout).await?;
     Era::from_discover(&result).ok_or_else(|| {
         let named = result

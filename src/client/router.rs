@@ -21,6 +21,8 @@ pub trait Answerer: Send + Sync {
         method: &str,
         params: Value,
     ) -> BoxFuture<'static, Result<Value, (i64, String)>>;
+    /// A log message of the server's (`notifications/message`).
+    fn log(&self, _params: Value) {}
 }
 
 /// Routes inbound messages to their callers, on whichever thread the transport read them.
@@ -150,6 +152,12 @@ impl Router {
     }
 
     fn notification(&self, method: &str, params: Option<Value>) {
+        if method == "notifications/message" {
+            if let (Some((answerer, _)), Some(params)) = (self.asks.get(), params) {
+                answerer.log(params);
+            }
+            return;
+        }
         if method != "notifications/progress" {
             return;
         }

@@ -208,8 +208,10 @@ impl Rpc {
 
     /// From now on every request carries the modern `_meta` (protocol version, client info and
     /// capabilities): the connection speaks 2026-07-28.
-    pub fn speak_modern(&self, capabilities: &str) {
-        let _ = self.meta.set(super::era::modern_meta(capabilities));
+    pub fn speak_modern(&self, capabilities: &str, log_level: Option<&str>) {
+        let _ = self
+            .meta
+            .set(super::era::modern_meta(capabilities, log_level));
         let _ = self.version.set(super::era::MODERN.to_owned());
     }
 

@@ -50,7 +50,21 @@ pub struct Asks {
     pub max_rounds: u32,
     /// `tasks`: a call may come back as a task, followed to its end (MCP Tasks).
     pub tasks: bool,
+    /// `serverLogs`: the least severe level of the server's log messages the host hears.
+    pub logs: Option<&'static str>,
 }
+
+/// MCP's log levels, least severe first (RFC 5424's).
+pub const LOG_LEVELS: [&str; 8] = [
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+];
 
 impl Default for Asks {
     fn default() -> Self {
@@ -60,6 +74,7 @@ impl Default for Asks {
             roots: None,
             max_rounds: DEFAULT_MAX_ROUNDS,
             tasks: false,
+            logs: None,
         }
     }
 }
@@ -122,7 +137,11 @@ const INTERNAL: i64 = -32603;
 impl Asks {
     /// Whether any key was set: only then is anything declared or answered.
     pub fn offered(&self) -> bool {
-        self.elicit.is_some() || self.sample.is_some() || self.roots.is_some() || self.tasks
+        self.elicit.is_some()
+            || self.sample.is_some()
+            || self.roots.is_some()
+            || self.tasks
+            || self.logs.is_some()
     }
 
     /// The client capabilities of a 2026-07-28 connection, as JSON text: the 2025 ones, and the
@@ -410,7 +429,7 @@ fn check_root(root: &Value) -> std::result::Result<(), String> {
 
 // ------------------------------------------------------------------------------------ config
 
-/// Reads `elicit`, `sample`, `roots`, `maxInputRounds` and `tasks`.
+/// Reads `elicit`, `sample`, `roots`, `maxInputRounds`, `tasks` and `serverLogs`.
 pub fn parse(raw: &Raw) -> Result<Asks> {
     let elicit = match raw.get("elicit") {
         Raw::Undefined => None,
@@ -502,12 +521,26 @@ pub fn parse(raw: &Raw) -> Result<Asks> {
             )))
         }
     };
+    let logs = match raw.get("serverLogs") {
+        Raw::Undefined => None,
+        Raw::String(level) if LOG_LEVELS.contains(&level.as_str()) => {
+            LOG_LEVELS.iter().copied().find(|l| l == level)
+        }
+        other => {
+            return Err(refuse(format!(
+                "mcp: serverLogs must be one of {}, got {}",
+                LOG_LEVELS.join(", "),
+                describe_type(other)
+            )))
+        }
+    };
     Ok(Asks {
         elicit,
         sample,
         roots,
         max_rounds,
         tasks,
+        logs,
     })
 }
 
@@ -597,6 +630,7 @@ mod tests {
             roots: Some(Roots::Hook),
             max_rounds: 10,
             tasks: false,
+            logs: None,
         }
     }
 

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 
 pub const BOUND_KEYS: [&str; 3] = ["maxTools", "maxPages", "maxSchemaBytes"];
 pub const TIMEOUT_KEYS: [&str; 4] = ["connectMs", "listMs", "callMs", "discoveryMs"];
-pub const TOP_LEVEL_KEYS: [&str; 32] = [
+pub const TOP_LEVEL_KEYS: [&str; 33] = [
     "transport",
     "command",
     "args",
@@ -50,6 +50,7 @@ pub const TOP_LEVEL_KEYS: [&str; 32] = [
     "roots",
     "maxInputRounds",
     "tasks",
+    "serverLogs",
     // `id` is read-only output, but hosts spread a source's config back into mcp() at times.
     "id",
 ];

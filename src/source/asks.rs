@@ -6,6 +6,7 @@
 //! what the server gets when a hook fails.
 
 use crate::client::router::Answerer;
+use crate::client::rpc::Listener;
 use crate::core::asks::{Ask, Asks, Refused};
 use futures::future::BoxFuture;
 use serde_json::{json, Value};
@@ -44,6 +45,8 @@ pub struct Asker {
 
 /// One call in flight.
 struct Flight {
+    /// Where the call's progress goes (its `ctx.log`), when the host gave one.
+    told: Option<Listener>,
     deadline: Instant,
     /// The id of its request on the wire now (a further round has a new one).
     current: u64,
@@ -75,6 +78,27 @@ impl Asker {
         crate::client::handshake::Capabilities {
             legacy: self.asks.capabilities(),
             modern: self.asks.modern_capabilities(),
+            log_level: self.asks.logs,
+        }
+    }
+
+    /// The level of the server's log messages the host hears (`serverLogs`), if any.
+    pub fn log_level(&self) -> Option<&'static str> {
+        self.asks.logs
+    }
+
+    /// A server's log message (`notifications/message`), told to the calling tool's log when
+    /// it can be tied to one call (the one in flight), and dropped otherwise.
+    pub fn log(&self, params: Value) {
+        let told = {
+            let calls = self.calls();
+            match (calls.len(), calls.iter().next()) {
+                (1, Some((id, flight))) => flight.told.clone().map(|t| (*id, t)),
+                _ => None,
+            }
+        };
+        if let Some((id, told)) = told {
+            told(json!({ "progressToken": id, "log": params }));
         }
     }
 
@@ -103,8 +127,9 @@ impl Asker {
             .clone()
     }
 
-    pub fn begin(&self, call: u64, deadline: Instant) {
+    pub fn begin(&self, call: u64, deadline: Instant, told: Option<Listener>) {
         let flight = Flight {
+            told,
             deadline,
             current: call,
             cancelled: false,
@@ -213,6 +238,10 @@ const AFTER_THE_CALL: Duration = Duration::from_millis(500);
 pub struct ForServer(pub Arc<Asker>);
 
 impl Answerer for ForServer {
+    fn log(&self, params: Value) {
+        self.0.log(params);
+    }
+
     fn answer(
         &self,
         method: &str,
@@ -299,9 +328,9 @@ mod tests {
     #[tokio::test]
     async fn a_2025_request_goes_to_the_one_call_in_flight() {
         let asker = asker(Scripted(Ok(r#"{"action":"accept"}"#.into()), None));
-        asker.begin(7, Instant::now() + Duration::from_secs(1));
+        asker.begin(7, Instant::now() + Duration::from_secs(1), None);
         assert_eq!(asker.related().0, Some(7));
-        asker.begin(8, Instant::now() + Duration::from_secs(1));
+        asker.begin(8, Instant::now() + Duration::from_secs(1), None);
         assert_eq!(asker.related().0, None);
         asker.end(7);
         asker.end(8);
