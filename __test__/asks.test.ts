@@ -325,7 +325,7 @@ describe('a call aborted while its hook is asking', () => {
 
 describe('the @modelcontextprotocol/server 2.x server over each way in', () => {
   const answering = () => ({
-    elicit: () => ({ action: 'accept', content: { confirm: true } }),
+    elicit: { handler: (request: any) => (request.mode === 'url' ? { action: 'accept' } : { action: 'accept', content: { confirm: true } }), url: true },
     sample: () => ({ role: 'assistant', content: { type: 'text', text: 'brief' }, model: 'm-2' }),
     roots: [{ uri: 'file:///srv' }],
   });
@@ -338,16 +338,19 @@ describe('the @modelcontextprotocol/server 2.x server over each way in', () => {
     try {
       const by = Object.fromEntries((await source.tools(session)).map((d) => [d.name, d]));
       expect(text(await by.deploy.execute({ env: 'staging' }, session))).toEqual({ deployed: 'staging', note: 'none' });
+      expect(text(await by.consent.execute({}, session))).toEqual({ consent: 'accept' });
       expect(text(await by.brief.execute({}, session))).toEqual({ model: 'm-2', said: 'brief', roots: ['file:///srv'] });
       const calls = http.requests.filter((r) => r.body.includes('"tools/call"')).map((r) => JSON.parse(r.body));
       // Each ask is a second request with a new id, the answers and (for deploy) the state.
       expect(calls.map((c) => [c.params.name, c.params.inputResponses !== undefined, c.params.requestState !== undefined])).toEqual([
         ['deploy', false, false],
         ['deploy', true, true],
+        ['consent', false, false],
+        ['consent', true, false],
         ['brief', false, false],
         ['brief', true, false],
       ]);
-      expect(new Set(calls.map((c) => c.id)).size).toBe(4);
+      expect(new Set(calls.map((c) => c.id)).size).toBe(6);
     } finally {
       await source.close();
       await http.stop();
@@ -378,6 +381,7 @@ describe('the @modelcontextprotocol/server 2.x server over each way in', () => {
       const by = Object.fromEntries((await source.tools(session)).map((d) => [d.name, d]));
       expect(text(await by.deploy.execute({ env: 'local' }, session))).toEqual({ deployed: 'local', note: 'none' });
       expect(text(await by.brief.execute({}, session))).toEqual({ model: 'm-2', said: 'brief', roots: ['file:///srv'] });
+      expect(text(await by.consent.execute({}, session))).toEqual({ consent: 'accept' });
     } finally {
       await source.close();
     }
