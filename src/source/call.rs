@@ -34,6 +34,14 @@ pub(super) struct Plan {
 }
 
 impl Plan {
+    /// What a further round needs; a plan made without it has no further round (never asked
+    /// of one: the rounds path is taken only when the plan has them).
+    pub fn rounds(&self) -> Result<&Rounds, Failed> {
+        self.rounds.as_ref().ok_or_else(|| {
+            typed("invalid_result")("mcp: the call cannot take a further round".into())
+        })
+    }
+
     /// Whether a reply may be a task handle to follow.
     pub fn tasks(&self) -> bool {
         self.rounds.as_ref().is_some_and(|r| r.asker.tasks())
@@ -255,7 +263,9 @@ fn again(plan: Arc<Plan>, result: Value, done: Done) {
     runtime.spawn(async move {
         match next_round(&plan, result).await {
             Ok((id, params)) => {
-                let rounds = plan.rounds.as_ref().expect("a round has rounds");
+                let Some(rounds) = &plan.rounds else {
+                    return;
+                };
                 let left = rounds.deadline.saturating_duration_since(Instant::now());
                 let (mirrored, progress) = (rounds.mirrored.clone(), rounds.progress.clone());
                 submit(plan.clone(), id, &params, mirrored, left, progress, done);
@@ -296,7 +306,7 @@ pub(super) async fn answers(
     plan: &Plan,
     requests: Map<String, Value>,
 ) -> Result<Map<String, Value>, Failure> {
-    let rounds = plan.rounds.as_ref().expect("a round has rounds");
+    let rounds = plan.rounds().map_err(|(f, _)| f)?;
     let spec = &plan.snapshot.tools[plan.index];
     let mut responses = Map::new();
     for (key, request) in requests {
@@ -332,7 +342,7 @@ pub(super) async fn answers(
 
 /// The next request of the call (its id and params), or why the call ends here.
 async fn next_round(plan: &Plan, result: Value) -> Result<(u64, String), Failed> {
-    let rounds = plan.rounds.as_ref().expect("a round has rounds");
+    let rounds = plan.rounds()?;
     let spec = &plan.snapshot.tools[plan.index];
     let taken = rounds.taken.fetch_add(1, Ordering::Relaxed) + 1;
     let max = rounds.asker.max_rounds();

@@ -36,7 +36,7 @@ pub(super) fn follow(plan: Arc<Plan>, modern: bool, task: Value, done: Done) {
 }
 
 async fn to_its_end(plan: &Plan, modern: bool, mut task: Value) -> Result<String, Failed> {
-    let rounds = plan.rounds.as_ref().expect("a followed task has rounds");
+    let rounds = plan.rounds()?;
     let spec = &plan.snapshot.tools[plan.index];
     let rpc = plan.snapshot.conn.rpc.clone();
     let Some(id) = task
@@ -159,7 +159,7 @@ async fn to_its_end(plan: &Plan, modern: bool, mut task: Value) -> Result<String
 
 /// Waits `interval` between polls; the host's abort or the call's deadline end the task.
 async fn wait(plan: &Plan, id: &str, interval: Duration) -> Result<(), Failed> {
-    let rounds = plan.rounds.as_ref().expect("a followed task has rounds");
+    let rounds = plan.rounds()?;
     let spec = &plan.snapshot.tools[plan.index];
     let until = Instant::now() + interval;
     loop {
@@ -183,17 +183,16 @@ async fn wait(plan: &Plan, id: &str, interval: Duration) -> Result<(), Failed> {
 
 /// Tells the server the client no longer wants the task (cooperative: not awaited).
 fn cancel(plan: &Plan, id: &str) {
+    let Some(rounds) = &plan.rounds else {
+        return;
+    };
     let rpc = plan.snapshot.conn.rpc.clone();
     let params = json!({ "taskId": id });
-    plan.rounds
-        .as_ref()
-        .expect("a followed task has rounds")
-        .runtime
-        .spawn(async move {
-            let _ = rpc
-                .request("tasks/cancel", params, Some(Duration::from_secs(5)))
-                .await;
-        });
+    rounds.runtime.spawn(async move {
+        let _ = rpc
+            .request("tasks/cancel", params, Some(Duration::from_secs(5)))
+            .await;
+    });
 }
 
 /// The task's id and status, for the calling tool's log (through the progress listener).
