@@ -107,7 +107,20 @@ async fn discover(
     capabilities: &Capabilities,
 ) -> Result<Era, Refusal> {
     rpc.speak_modern(&capabilities.modern, capabilities.log_level);
-    let result = rpc.request("server/discover", json!({}), timeout).await?;
+    let started = std::time::Instant::now();
+    let mut result = rpc.request("server/discover", json!({}), timeout).await;
+    // UnsupportedProtocolVersion to the one revision this client speaks in this envelope: a
+    // server that negotiates refuses a first request it cannot yet place and serves the retry,
+    // so it is asked once more before the refusal stands.
+    if let Err(RpcError::Remote {
+        code: UNSUPPORTED_PROTOCOL_VERSION,
+        ..
+    }) = &result
+    {
+        let left = timeout.map(|t| t.saturating_sub(started.elapsed()));
+        result = rpc.request("server/discover", json!({}), left).await;
+    }
+    let result = result?;
     Era::from_discover(&result).ok_or_else(|| {
         let named = result
             .get("supportedVersions")
