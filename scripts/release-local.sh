@@ -166,7 +166,11 @@ note "registry: verdaccio $VERDACCIO_VERSION on $REGISTRY, no uplinks, pid $verd
 log "publishing through scripts/publish.sh (npm run release:publish), as the publish job does"
 NPM_CONFIG_USERCONFIG="$RL/publish.npmrc" npm run release:publish >"$RL/logs/publish.log" 2>&1 ||
   { tail -n 30 "$RL/logs/publish.log" >&2; die "npm run release:publish (log: $RL/logs/publish.log)"; }
-git diff --exit-code -- package.json npm/*/package.json || die "napi prepublish changed a manifest (diff above)"
+git diff --exit-code -- npm/*/package.json || die "napi prepublish changed a platform manifest (diff above)"
+want="$(node -p 'JSON.stringify(Object.fromEntries(process.argv.slice(1).map((p) => ["@rulvar/mcp-native-" + p, require("./package.json").version]).sort()))' "${PLATFORMS[@]}")"
+got="$(npm view --registry "$REGISTRY" "@rulvar/mcp-native@$version" optionalDependencies --json | node -p 'const o = JSON.parse(require("fs").readFileSync(0, "utf8")); JSON.stringify(Object.fromEntries(Object.entries(o).sort()))')"
+[ "$got" = "$want" ] || die "the published main package's optionalDependencies are $got, not $want"
+note "published: @rulvar/mcp-native@$version optionalDependencies (written by napi prepublish) = the seven platform packages at $version"
 for name in "@rulvar/mcp-native" "${PLATFORMS[@]/#/@rulvar/mcp-native-}"; do
   got="$(npm view --registry "$REGISTRY" "$name@$version" --json name version os cpu libc repository.url license engines.node dist.unpackedSize 2>/dev/null)" ||
     die "$name@$version is not in the local registry"

@@ -5,10 +5,10 @@
 //   node scripts/version.mjs            check only: exit 1 with one line per place out of step
 //   node scripts/version.mjs 1.2.3      set 1.2.3 everywhere (then run it again to check)
 //
-// The places: package.json (`version`, `optionalDependencies`), package-lock.json (its root
-// entries), npm/<platform>/package.json (the whole manifest), and the generated loader index.js,
-// which refuses a platform package of another version when NAPI_RS_ENFORCE_VERSION_CHECK is set
-// and is committed (the publish job ships the checked-in loader, not one a build regenerated).
+// The places: package.json's `version`, package-lock.json's root entries,
+// npm/<platform>/package.json (the whole manifest), and the generated loader index.js, which
+// refuses a platform package of another version when NAPI_RS_ENFORCE_VERSION_CHECK is set and
+// is committed (the publish job ships the checked-in loader, not one a build regenerated).
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -56,22 +56,24 @@ function places(version) {
   const optional = Object.fromEntries(pkg.napi.targets.map((t) => [`${pkg.napi.packageName}-${platformOf(t).name}`, version]));
   const sorted = (o) => Object.fromEntries(Object.entries(o ?? {}).sort(([a], [b]) => a.localeCompare(b)));
   const loader = readFileSync(join(root, 'index.js'), 'utf8');
+  // optionalDependencies are written by `napi prepublish` at publish time, from the targets and
+  // the version, and are not committed: a lock file cannot list packages not yet published, and
+  // `npm ci` refuses a package.json that names packages its lock lacks. Present (in a staged
+  // release, after napi prepublish), they must name every platform package at this version.
+  const optionalOk = (o) => o === undefined || JSON.stringify(sorted(o)) === JSON.stringify(sorted(optional));
   return [
     {
-      what: 'package.json version and optionalDependencies',
-      ok: pkg.version === version && JSON.stringify(sorted(pkg.optionalDependencies)) === JSON.stringify(sorted(optional)),
-      fix: () => writeJson('package.json', { ...pkg, version, optionalDependencies: sorted(optional) }),
+      what: 'package.json version (and optionalDependencies, when napi prepublish has written them)',
+      ok: pkg.version === version && optionalOk(pkg.optionalDependencies),
+      fix: () => writeJson('package.json', { ...pkg, version, ...(pkg.optionalDependencies && { optionalDependencies: sorted(optional) }) }),
     },
     {
       what: 'package-lock.json root entries',
-      ok:
-        lock.version === version &&
-        lock.packages[''].version === version &&
-        JSON.stringify(sorted(lock.packages[''].optionalDependencies)) === JSON.stringify(sorted(optional)),
+      ok: lock.version === version && lock.packages[''].version === version && optionalOk(lock.packages[''].optionalDependencies),
       fix: () => {
         lock.version = version;
         lock.packages[''].version = version;
-        lock.packages[''].optionalDependencies = sorted(optional);
+        if (lock.packages[''].optionalDependencies) lock.packages[''].optionalDependencies = sorted(optional);
         writeJson('package-lock.json', lock);
       },
     },
