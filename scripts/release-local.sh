@@ -192,7 +192,7 @@ mkdir -p "$bin"
 for t in node npm npx sh env; do ln -sfn "$(readlink -f "$(command -v "$t")")" "$bin/$t"; done
 clean=(env -i "HOME=$HOME" "PATH=$bin" "TERM=dumb" "LANG=C.UTF-8")
 "${clean[@]}" sh -c 'command -v cargo || command -v rustc || command -v rustup' && die "cargo/rustc still on the consumers' PATH"
-host_node="$bin/node"
+host_node="$(readlink -f "$bin/node")" # the x86_64 Node, by its own path
 sdk="@modelcontextprotocol/sdk@$(node -p 'require("./package.json").devDependencies["@modelcontextprotocol/sdk"]')"
 zod="zod@$(node -p 'require("./package.json").devDependencies.zod')"
 
