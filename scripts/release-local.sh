@@ -113,9 +113,9 @@ packs=$(node scripts/pack-check.mjs . "${PLATFORMS[@]/#/npm/}") || { echo "$pack
 while read -r line; do note "$line"; done <<<"$packs"
 note "time: stage, npm ci, napi steps, pack checks $(took)"
 
-# verdaccio, installed once into its tool folder; node-fetch (of verdaccio-audit) overridden to
-# 2.7.0 so that it runs on Node 20: the 3.x it asks for is an ES module, which `require` cannot
-# load before Node 22.
+# verdaccio, installed once into its tool folder. verdaccio-audit asks for node-fetch by the
+# dist-tag `cjs` (the CommonJS 2.x line: 3.x is an ES module, which `require` cannot load on
+# Node 20); npm resolves the tag but calls the tree invalid, so the override pins 2.7.0.
 if [ "$(node -p "try { require('$TOOLS/node_modules/verdaccio/package.json').version } catch { '' }")" != "$VERDACCIO_VERSION" ]; then
   log "installing verdaccio $VERDACCIO_VERSION into $TOOLS"
   mkdir -p "$TOOLS"
