@@ -55,7 +55,9 @@ summary=()
 note() { summary+=("$*"); echo "  $*"; }
 t_start=$(date +%s)
 t_step=$t_start
-took() { local now; now=$(date +%s); echo "$((now - t_step)) s"; t_step=$now; }
+# The seconds since the last lap, in $lap (a variable: a function run in $(...) could not move
+# the lap's start forward).
+lap() { local now; now=$(date +%s); lap="$((now - t_step)) s"; t_step=$now; }
 
 # ---------------------------------------------------------------- 1. the binaries
 
@@ -83,7 +85,7 @@ for p in "${PLATFORMS[@]}"; do
   grep -q "^$b: OK" "$CROSS/out/$b.result" 2>/dev/null || die "no checked build of $b in $CROSS/out (run without --no-build)"
   note "built: $(cat "$CROSS/out/$b.result")"
 done
-note "time: builds and their checks $(took)"
+lap; note "time: builds and their checks $lap"
 
 # ---------------------------------------------------------------- 2. stage and publish
 
@@ -111,7 +113,7 @@ done
 note "staged: napi create-npm-dirs left the committed manifests as they are; $(node scripts/version.mjs)"
 packs=$(node scripts/pack-check.mjs . "${PLATFORMS[@]/#/npm/}") || { echo "$packs"; die "npm pack check"; }
 while read -r line; do note "$line"; done <<<"$packs"
-note "time: stage, npm ci, napi steps, pack checks $(took)"
+lap; note "time: stage, npm ci, napi steps, pack checks $lap"
 
 # verdaccio, installed once into its tool folder. verdaccio-audit asks for node-fetch by the
 # dist-tag `cjs` (the CommonJS 2.x line: 3.x is an ES module, which `require` cannot load on
@@ -173,15 +175,15 @@ got="$(npm view --registry "$REGISTRY" "@rulvar/mcp-native@$version" optionalDep
 [ "$got" = "$want" ] || die "the published main package's optionalDependencies are $got, not $want"
 note "published: @rulvar/mcp-native@$version optionalDependencies (written by napi prepublish) = the seven platform packages at $version"
 for name in "@rulvar/mcp-native" "${PLATFORMS[@]/#/@rulvar/mcp-native-}"; do
-  got="$(npm view --registry "$REGISTRY" "$name@$version" --json name version os cpu libc repository.url license engines.node dist.unpackedSize 2>/dev/null)" ||
+  got="$(npm view --registry "$REGISTRY" "$name@$version" --json name version os cpu libc repository.url license engines.node dist.tarball 2>/dev/null)" ||
     die "$name@$version is not in the local registry"
   note "published: $(node -e '
     const m = JSON.parse(process.argv[1]);
     const list = (v) => (v ? [].concat(v).join(",") : "-");
-    console.log(`${m.name}@${m.version} os=${list(m.os)} cpu=${list(m.cpu)} libc=${list(m.libc)} license=${m.license} engines.node="${m["engines.node"]}" repository=${m["repository.url"]} unpacked=${m["dist.unpackedSize"]}`);
+    console.log(`${m.name}@${m.version} os=${list(m.os)} cpu=${list(m.cpu)} libc=${list(m.libc)} license=${m.license} engines.node="${m["engines.node"]}" repository=${m["repository.url"]} tarball=${m["dist.tarball"]}`);
   ' "$got")"
 done
-note "time: registry start and publish $(took)"
+lap; note "time: registry start and publish $lap"
 
 # ---------------------------------------------------------------- 3. install as a user does
 
@@ -248,7 +250,7 @@ for h in host.mjs host.cjs; do
   r="$(host_result "$RL/logs/host-linux-x64-$h.json")" || die "linux-x64 $h: $r"
   note "linux-x64-gnu: $r"
 done
-note "time: linux-x64-gnu install and runs $(took)"
+lap; note "time: linux-x64-gnu install and runs $lap"
 
 # linux-arm64-gnu: npm told the target platform picks the arm64 optional dependency; npm's
 # arm64 Node under qemu runs the CLI and the host. The example server is started by the host's
@@ -273,7 +275,7 @@ for h in host.mjs host.cjs; do
   r="$(host_result "$RL/logs/host-linux-arm64-$h.json")" || die "linux-arm64 $h: $r"
   note "linux-arm64-gnu: $r"
 done
-note "time: linux-arm64-gnu install and runs $(took)"
+lap; note "time: linux-arm64-gnu install and runs $lap"
 
 # win32-x64: npm's Windows Node under Wine. Node there cannot write to a pipe: every output
 # goes to a file. The example server is node.exe itself, by full path (process.execPath).
@@ -303,7 +305,7 @@ for h in host.mjs host.cjs; do
   r="$(host_result "$RL/logs/host-win32-x64-$h.json" 2>&1)" || die "win32-x64 $h: $r"
   note "win32-x64: $r"
 done
-note "time: win32-x64 install and runs $(took)"
+lap; note "time: win32-x64 install and runs $lap"
 
 # ---------------------------------------------------------------- 4. a platform with no package
 
@@ -324,8 +326,8 @@ msg="$("${clean[@]}" node -e "try { require('@rulvar/mcp-native'); console.log('
 case "$msg" in "@rulvar/mcp-native could not load its native addon for linux-x64"*) ;; *) die "the missing-package error is: $msg" ;; esac
 note "linux-x64 without its platform package: $msg"
 
-note "time: unsupported platform $(took)"
+lap; note "time: unsupported platform $lap"
 note "time: whole run $(($(date +%s) - t_start)) s"
-note "versions: $(node --version) npm $(npm --version), @napi-rs/cli $(node -p 'require("@napi-rs/cli/package.json").version'), verdaccio $VERDACCIO_VERSION, $(qemu-aarch64-static --version | head -1), $(/usr/lib/wine/wine64 --version)"
+note "versions: $(node --version) npm $(npm --version), @napi-rs/cli $(node -p "require('$stage/node_modules/@napi-rs/cli/package.json').version"), verdaccio $VERDACCIO_VERSION, $(qemu-aarch64-static --version | head -1), $(/usr/lib/wine/wine64 --version)"
 printf '%s\n' "${summary[@]}" >"$RL/summary.txt"
 log "done: every step passed; summary in $RL/summary.txt"
