@@ -737,15 +737,30 @@ impl<C: Connector> Source<C> {
             repeatable,
             repeated: Default::default(),
         });
+        let done = self.tracked(&plan, id, deadline, done);
+        call::submit(Arc::new(plan), id, &text, mirrored, timeout, progress, done);
+        Ok(id)
+    }
+
+    /// `done`, with call `id` among the calls in flight until it runs (the table a 2025
+    /// server's request and a log message are tied to a call by).
+    fn tracked<D>(
+        &self,
+        plan: &call::Plan,
+        id: u64,
+        deadline: std::time::Instant,
+        done: D,
+    ) -> impl FnOnce(u64, Result<String, call::Failed>) + Send + 'static
+    where
+        D: FnOnce(u64, Result<String, call::Failed>) + Send + 'static,
+    {
         let told = plan.rounds.as_ref().and_then(|r| r.progress.clone());
         self.asker.begin(id, deadline, told);
         let asker = self.asker.clone();
-        let done = move |first: u64, outcome: Result<String, call::Failed>| {
+        move |first, outcome| {
             asker.end(first);
             done(first, outcome);
-        };
-        call::submit(Arc::new(plan), id, &text, mirrored, timeout, progress, done);
-        Ok(id)
+        }
     }
 
     /// Follows a task the host kept the id of (a run resumed after a restart) to its end, as
@@ -793,13 +808,7 @@ impl<C: Connector> Source<C> {
                 repeated: Default::default(),
             }),
         };
-        let told = plan.rounds.as_ref().and_then(|r| r.progress.clone());
-        self.asker.begin(id, deadline, told);
-        let asker = self.asker.clone();
-        let done = move |first: u64, outcome: Result<String, call::Failed>| {
-            asker.end(first);
-            done(first, outcome);
-        };
+        let done = self.tracked(&plan, id, deadline, done);
         let modern = matches!(snapshot.conn.era.get(), Some(Era::Modern { .. }));
         // Polled at once: the task has run while the host was away.
         let task = json!({ "taskId": task_id, "status": "working", "pollIntervalMs": 0, "pollInterval": 0 });
