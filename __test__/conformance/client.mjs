@@ -98,6 +98,10 @@ try {
   const calls = Array.isArray(context.toolCalls)
     ? context.toolCalls.map((c) => [defs.find((d) => d.name === c.name), present(c.arguments)]).filter(([d]) => d !== undefined)
     : defs.map((d) => [d, argumentsFor(d)]);
+  // The schema-preservation scenario asks the client to pass back, through its echo tool, the
+  // input schema it holds for the scenario's tool: exactly the ToolDef's `parameters`.
+  const focal = defs.find((d) => d.name === 'json_schema_2020_12_tool');
+  for (const call of calls) if (call[0].name === 'json_schema_echo' && focal) call[1] = { schema: focal.parameters };
   for (const [def, args] of calls) {
     try {
       const result = await def.execute(args, { runId: 'conformance' });

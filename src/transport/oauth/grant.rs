@@ -34,7 +34,9 @@ impl OAuth {
                     .or_else(|| lock(&self.current).as_ref().and_then(|t| t.scope.clone()))
             })
             .flatten();
-        if self.cfg.grant == Grant::JwtBearer {
+        // The grants with no user in them: one token request, its scope chosen as the
+        // login's would be.
+        if matches!(self.cfg.grant, Grant::JwtBearer | Grant::ClientCredentials) {
             let scope = select_scope(
                 challenge.scope.as_deref(),
                 d.resource_scopes.as_deref(),
@@ -43,29 +45,16 @@ impl OAuth {
                 None,
             );
             let client = self.client(flight, &d, None).await?;
-            let assertion = self.jwt_assertion(&d, scope.as_deref()).await?;
-            let mut params = vec![
-                ("grant_type".to_owned(), JWT_BEARER_GRANT.to_owned()),
-                ("assertion".to_owned(), assertion),
-            ];
-            if let Some(s) = &scope {
-                params.push(("scope".to_owned(), s.clone()));
-            }
-            let mut tokens = self.token_request(&d, &client, params).await?;
-            tokens.scope = tokens.scope.or(scope.clone());
-            flight.scope = scope;
-            return self.save_tokens(tokens).await;
-        }
-        if self.cfg.grant == Grant::ClientCredentials {
-            let scope = select_scope(
-                challenge.scope.as_deref(),
-                d.resource_scopes.as_deref(),
-                self.cfg.scope.as_deref(),
-                before.as_deref(),
-                None,
-            );
-            let client = self.client(flight, &d, None).await?;
-            let mut params = vec![("grant_type".to_owned(), "client_credentials".to_owned())];
+            let mut params = match self.cfg.grant {
+                Grant::JwtBearer => vec![
+                    ("grant_type".to_owned(), JWT_BEARER_GRANT.to_owned()),
+                    (
+                        "assertion".to_owned(),
+                        self.jwt_assertion(&d, scope.as_deref()).await?,
+                    ),
+                ],
+                _ => vec![("grant_type".to_owned(), "client_credentials".to_owned())],
+            };
             if let Some(s) = &scope {
                 params.push(("scope".to_owned(), s.clone()));
             }
