@@ -10,13 +10,14 @@
 //! The text is sorted and indented, one tool per block, so a change shows in a code review.
 
 use super::admit::ToolSpec;
-use super::config::{shown_url, Approval, Config, LockPolicy, Transport};
+use super::config::{Approval, Config, LockPolicy, Transport};
 use super::error::{ConfigError, Result};
 use super::hash::{tool_contract_hash, toolset_hash, ContractRef};
 use super::jcs;
 pub use super::lockdiff::LockedTool;
 use super::lockdiff::{diff_tools, diff_value, Change, ChangeKind};
 use super::signs::{signs, Sign};
+use super::url::shown_url;
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 use std::collections::{BTreeMap, HashMap};

@@ -21,6 +21,7 @@ pub mod result;
 pub(crate) mod secrets;
 pub(crate) mod signs;
 pub(crate) mod sweep;
+pub(crate) mod url;
 pub mod validate;
 
 pub use error::ConfigError;

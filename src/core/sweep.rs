@@ -2,7 +2,7 @@
 //!
 //! The wire is abstracted as one page fetch, so the guards are tested here without a server.
 
-use super::config::wait_of;
+use super::config::Wait;
 use super::error::{ConfigError, Failure};
 use serde_json::Value;
 use std::collections::HashSet;
@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 pub struct SweepBounds {
     pub max_tools: Option<u64>,
     pub max_pages: Option<u64>,
-    pub list_ms: Option<f64>,
-    pub discovery_ms: Option<f64>,
+    pub list: Option<Wait>,
+    pub discovery: Option<Wait>,
 }
 
 /// Why one page request failed.
@@ -51,8 +51,8 @@ where
     Fut: Future<Output = Result<Value, PageError>>,
 {
     let started = Instant::now();
-    let deadline = bounds.discovery_ms.map(|ms| started + wait_of(ms));
-    let list_timeout = bounds.list_ms.map(wait_of);
+    let deadline = bounds.discovery.map(|w| started + w.duration);
+    let list_timeout = bounds.list.map(|w| w.duration);
     let mut count: usize = 0;
     let mut visited: HashSet<String> = HashSet::new();
     let mut cursor: Option<String> = None;
@@ -61,7 +61,7 @@ where
         let discovery_refusal = |pages: u64| {
             format!(
                 "mcp: tools/list of '{id}' exceeded the discovery deadline (timeouts.discoveryMs {}) after {pages} page(s)",
-                super::jcs::format_f64(bounds.discovery_ms.unwrap_or(0.0))
+                super::jcs::format_f64(bounds.discovery.map_or(0.0, |w| w.ms))
             )
         };
         // The page timeout is the smaller of listMs and what is left of the discovery budget.
@@ -95,7 +95,7 @@ where
             Err(PageError::TimedOut) => {
                 return Err(refused(format!(
                     "mcp: tools/list of '{id}' page {page} timed out after {}ms (timeouts.listMs)",
-                    super::jcs::format_f64(bounds.list_ms.unwrap_or(0.0))
+                    super::jcs::format_f64(bounds.list.map_or(0.0, |w| w.ms))
                 )))
             }
             Err(PageError::Failed(message)) => return Err(SweepError::Failed(message)),

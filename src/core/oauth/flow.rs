@@ -325,6 +325,12 @@ pub fn issuers_match(a: &str, b: &str) -> bool {
     let (x, y) = (norm(a), norm(b));
     x == y || x.trim_end_matches('/') == y.trim_end_matches('/')
 }
+pub const JWT_BEARER_GRANT: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+
+pub const TOKEN_EXCHANGE_GRANT: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
+
+pub const ID_JAG_TOKEN_TYPE: &str = "urn:ietf:params:oauth:token-type:id-jag";
+
 #[cfg(test)]
 mod tests {
     use super::*;

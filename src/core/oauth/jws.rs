@@ -5,7 +5,6 @@
 //!
 //! A key never shows itself: there is no `Debug`, and no error text carries any part of it.
 
-use super::SigningAlgorithm;
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use base64::Engine;
 use ring::rand::SystemRandom;
@@ -227,6 +226,21 @@ pub fn valid_nonce(value: &str) -> Option<&str> {
     ok.then_some(value)
 }
 
+impl SigningAlgorithm {
+    pub fn name(self) -> &'static str {
+        match self {
+            SigningAlgorithm::Es256 => "ES256",
+            SigningAlgorithm::Rs256 => "RS256",
+        }
+    }
+}
+
 #[cfg(test)]
 #[path = "jws_tests.rs"]
 mod tests;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SigningAlgorithm {
+    Es256,
+    Rs256,
+}

@@ -2,42 +2,9 @@
 //! authorization server's metadata is that issuer's, and the server URL of a source with
 //! `http.oauth`. Everything a server hands over is held to these before it is used.
 
-use crate::core::config::refuse;
-use crate::core::error::{Failure, OAuthFailure, Result};
+use crate::core::error::{Failure, OAuthFailure};
+use crate::core::url::is_loopback;
 use url::Url;
-
-/// Whether `url`'s host is a loopback one (127.0.0.0/8, `::1`, `localhost`): the only hosts
-/// plain `http:` is accepted for once OAuth is on (RFC 8252 §8.3; local servers and tests).
-pub fn is_loopback(url: &Url) -> bool {
-    match url.host() {
-        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
-        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-        None => false,
-    }
-}
-
-/// `https:`, or `http:` on a loopback host: what every OAuth URL (the server's, metadata,
-/// endpoints, the redirect) must be, so nothing goes in clear over a network and no other
-/// scheme (`file:`, `javascript:`, ...) is ever fetched or handed to the host.
-pub fn trusted_scheme(url: &Url) -> bool {
-    match url.scheme() {
-        "https" => url.host().is_some(),
-        "http" => is_loopback(url),
-        _ => false,
-    }
-}
-
-/// The MCP server URL of a source with `http.oauth`: tokens and codes are sent to it, so it
-/// must be `https:` (or `http:` on loopback). `shown` is the URL as an error may show it.
-pub fn check_server_url(url: &str, shown: &str) -> Result<()> {
-    if Url::parse(url).is_ok_and(|u| trusted_scheme(&u)) {
-        return Ok(());
-    }
-    Err(refuse(format!(
-        "mcp: 'url' must be an https:// URL when 'http.oauth' is set (http:// only for a loopback host: 127.0.0.0/8, [::1], localhost), got '{shown}'"
-    )))
-}
 
 /// A refusal at the trust boundary: what a server handed over (a URL, an issuer) is not used.
 pub fn untrusted(message: String) -> Failure {
@@ -93,6 +60,7 @@ pub fn canonical_resource(server_url: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::url::{check_server_url, trusted_scheme};
 
     #[test]
     fn trust_checks() {

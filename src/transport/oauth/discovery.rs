@@ -3,11 +3,11 @@
 
 use super::wire::{read_body, string_list, PROTOCOL_VERSION};
 use super::{Flight, OAuth};
+use crate::core::config::oauth::ResourceChoice;
 use crate::core::error::Failure;
 use crate::core::oauth::{
     authorization_server_metadata_urls, canonical_resource, legacy_authorization_server,
     legacy_endpoint, resource_allowed, resource_metadata_urls, same_issuer, trusted_url, untrusted,
-    ResourceChoice,
 };
 use serde_json::Value;
 

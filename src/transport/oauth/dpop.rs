@@ -7,8 +7,8 @@
 //! authorization server or the other way round, even when the two share an origin.
 
 use super::wire::{now_ms, random_b64};
+use crate::core::config::oauth::DpopKey;
 use crate::core::oauth::jws::{dpop_htu, dpop_proof, valid_nonce, ProofFor, SigningKey};
-use crate::core::oauth::DpopKey;
 use std::collections::HashMap;
 use std::sync::Mutex;
 

@@ -9,10 +9,9 @@
 use super::discovery::Discovery;
 use super::wire::json_answer;
 use super::OAuth;
+use crate::core::config::oauth::{JwtBearer, Supplied, TokenExchange};
 use crate::core::error::Failure;
-use crate::core::oauth::{
-    JwtBearer, Supplied, TokenExchange, ID_JAG_TOKEN_TYPE, TOKEN_EXCHANGE_GRANT,
-};
+use crate::core::oauth::{ID_JAG_TOKEN_TYPE, TOKEN_EXCHANGE_GRANT};
 use serde_json::Value;
 
 impl OAuth {

@@ -6,10 +6,11 @@ use super::discovery::Discovery;
 use super::registration::ClientInfo;
 use super::wire::{form_encode, json_answer, now_ms, random_b64};
 use super::{lock, Flight, OAuth, Tokens};
+use crate::core::config::oauth::Grant;
 use crate::core::error::{Failure, OAuthFailure};
 use crate::core::oauth::{
     read_redirect, select_auth_method, select_scope, token_type_shown, AuthMethod, Challenge,
-    Grant, JWT_BEARER_GRANT,
+    JWT_BEARER_GRANT,
 };
 use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use base64::Engine;

@@ -4,16 +4,12 @@
 //! is) or `tokenExchange` (enterprise-managed authorization: the user's identity assertion
 //! exchanged at the enterprise IdP for an ID-JAG, RFC 8693, which is then the assertion).
 
-use super::jws::SigningKey;
-use super::{trusted_scheme, SigningAlgorithm};
-use crate::core::config::{describe_type, literal, only_known_keys, refuse};
+use super::super::read::{describe_type, literal, only_known_keys, refuse};
 use crate::core::error::Result;
+use crate::core::oauth::jws::{SigningAlgorithm, SigningKey};
 use crate::core::raw::Raw;
+use crate::core::url::trusted_scheme;
 use url::Url;
-
-pub const JWT_BEARER_GRANT: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
-pub const TOKEN_EXCHANGE_GRANT: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
-pub const ID_JAG_TOKEN_TYPE: &str = "urn:ietf:params:oauth:token-type:id-jag";
 
 const DPOP_KEYS: [&str; 2] = ["privateKey", "signingAlgorithm"];
 const EXCHANGE_KEYS: [&str; 5] = [

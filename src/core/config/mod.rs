@@ -6,10 +6,20 @@
 //! the stdio extension keys) run after those six, so a config the original
 //! refused is refused with the original's message.
 
-use super::error::{ConfigError, Result};
-use super::oauth::{check_server_url, parse_oauth, OAuthConfig};
+pub(crate) mod asks;
+pub(crate) mod oauth;
+mod read;
+mod transport;
+
+pub(crate) use read::{describe_type, header_record, HeaderValue};
+
+use self::oauth::{parse_oauth, OAuthConfig};
+use super::error::Result;
 use super::raw::Raw;
+use super::url::{check_server_url, shown_url, url_credentials};
+use read::*;
 use std::collections::HashMap;
+use transport::*;
 
 pub const BOUND_KEYS: [&str; 3] = ["maxTools", "maxPages", "maxSchemaBytes"];
 pub const TIMEOUT_KEYS: [&str; 4] = ["connectMs", "listMs", "callMs", "discoveryMs"];
@@ -149,12 +159,46 @@ pub enum Approval {
     PerTool(HashMap<String, bool>),
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+/// A timeout: the milliseconds the host gave (or the default), which refusals quote, and the
+/// wait they stand for.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Wait {
+    pub ms: f64,
+    pub duration: std::time::Duration,
+}
+
+impl Wait {
+    pub fn of(ms: f64) -> Self {
+        Self {
+            ms,
+            duration: wait_of(ms),
+        }
+    }
+}
+
+/// The SDK's default request timeout, for each of `connectMs`, `listMs` and `callMs` the
+/// config leaves out (`discoveryMs` has none: no budget for the whole sweep).
+pub const DEFAULT_TIMEOUT_MS: f64 = 60_000.0;
+
+/// `timeouts`, with every default resolved.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Timeouts {
-    pub connect_ms: Option<f64>,
-    pub list_ms: Option<f64>,
-    pub call_ms: Option<f64>,
-    pub discovery_ms: Option<f64>,
+    pub connect: Wait,
+    pub list: Wait,
+    pub call: Wait,
+    pub discovery: Option<Wait>,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        let default = Wait::of(DEFAULT_TIMEOUT_MS);
+        Self {
+            connect: default,
+            list: default,
+            call: default,
+            discovery: None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -180,7 +224,7 @@ pub struct Config {
     /// `strict`: a poisoning sign in a description or title refuses the import.
     pub strict: bool,
     /// What the host offers to answer when a server asks back (nothing by default).
-    pub asks: super::asks::Asks,
+    pub asks: asks::Asks,
 }
 
 /// `names`: `'refuse'` (the default, as the original) or `'map'` (`admit::mapped_name`).
@@ -274,7 +318,7 @@ impl Config {
                 .filter(|(_, v)| v.is_none())
                 .map(|(k, _)| *k)
                 .collect();
-            if timeouts.discovery_ms.is_none() {
+            if timeouts.discovery.is_none() {
                 missing.push("timeouts.discoveryMs");
             }
             if !missing.is_empty() {
@@ -388,7 +432,7 @@ impl Config {
             }
         }
         let (lock, lock_policy, strict) = parse_lock_keys(raw)?;
-        let asks = super::asks::parse(raw)?;
+        let asks = asks::parse(raw)?;
         let idempotent = optional_string_list(raw, "idempotent")?.unwrap_or_default();
         let names = literal(
             raw.get("names"),
@@ -466,25 +510,9 @@ enum TransportKind {
     InProcess,
 }
 
-pub(crate) fn refuse(message: String) -> ConfigError {
-    ConfigError::new(message)
-}
-
-fn positive_integer(key: &str, value: &Raw) -> Result<Option<u64>> {
-    match value {
-        Raw::Undefined => Ok(None),
-        Raw::Number(n) if n.is_finite() && *n > 0.0 && n.fract() == 0.0 => Ok(Some(*n as u64)),
-        other => Err(refuse(format!(
-            "mcp: '{key}' must be a positive integer, got {}",
-            other.display()
-        ))),
-    }
-}
-
 fn parse_timeouts(value: &Raw) -> Result<Timeouts> {
-    let mut out = Timeouts::default();
     match value {
-        Raw::Undefined => return Ok(out),
+        Raw::Undefined => return Ok(Timeouts::default()),
         Raw::Object(_) => {}
         other => {
             return Err(refuse(format!(
@@ -493,16 +521,11 @@ fn parse_timeouts(value: &Raw) -> Result<Timeouts> {
             )))
         }
     }
-    let slots = [
-        &mut out.connect_ms,
-        &mut out.list_ms,
-        &mut out.call_ms,
-        &mut out.discovery_ms,
-    ];
-    for (slot, key) in slots.into_iter().zip(TIMEOUT_KEYS) {
+    let mut given = [None; 4];
+    for (slot, key) in given.iter_mut().zip(TIMEOUT_KEYS) {
         *slot = match value.get(key) {
             Raw::Undefined => None,
-            Raw::Number(n) if n.is_finite() && *n > 0.0 => Some(*n),
+            Raw::Number(n) if n.is_finite() && *n > 0.0 => Some(Wait::of(*n)),
             other => {
                 return Err(refuse(format!(
                 "mcp: 'timeouts.{key}' must be a positive finite number of milliseconds, got {}",
@@ -511,117 +534,14 @@ fn parse_timeouts(value: &Raw) -> Result<Timeouts> {
             }
         };
     }
-    Ok(out)
-}
-
-fn parse_headers(http: &Raw) -> Result<Headers> {
-    let headers = match http {
-        Raw::Undefined => return Ok(Headers::None),
-        Raw::Object(_) => http.get("headers"),
-        other => {
-            return Err(refuse(format!(
-                "mcp: 'http' must be an object with an optional 'headers' member, got {}",
-                other.display()
-            )))
-        }
-    };
-    match headers {
-        Raw::Undefined => Ok(Headers::None),
-        Raw::Function => Ok(Headers::Hook),
-        Raw::Object(members) => {
-            let members = members.iter().map(|(name, value)| {
-                let value = match value {
-                    Raw::Undefined | Raw::Null => HeaderValue::Absent,
-                    Raw::String(s) => HeaderValue::Text(s),
-                    _ => HeaderValue::Other,
-                };
-                (name.as_str(), value)
-            });
-            // Values are secrets: the message names the header, never its value.
-            header_record(members).map(Headers::Static).map_err(|name| {
-                refuse(format!(
-                    "mcp: 'http.headers' value of '{name}' must be a string"
-                ))
-            })
-        }
-        _ => Err(refuse(
-            "mcp: 'http.headers' must be a record of header values or a (possibly async) function returning one"
-                .into(),
-        )),
-    }
-}
-
-/// Refuses a member of the config object `parent` (a dotted path) that is not one of `known`:
-/// a typo would otherwise leave a setting silently unset.
-pub(crate) fn only_known_keys(
-    parent: &str,
-    members: &[(String, Raw)],
-    known: &[&str],
-) -> Result<()> {
-    for (key, value) in members {
-        if !value.is_absent() && !known.contains(&key.as_str()) {
-            return Err(refuse(format!(
-                "mcp: unknown config key '{parent}.{key}'; the keys are {}",
-                known
-                    .iter()
-                    .map(|k| format!("{parent}.{k}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )));
-        }
-    }
-    Ok(())
-}
-
-/// One member of a header record as the host gave it.
-pub(crate) enum HeaderValue<'a> {
-    /// `undefined` or `null`: no such header.
-    Absent,
-    Text(&'a str),
-    /// Anything else, which no header can carry.
-    Other,
-}
-
-/// The one rule for a record of header values, the config's static one and every record the
-/// header hook returns alike: string values are headers, absent or null ones are left out,
-/// anything else refuses the record. `Err` names the offending header (never its value).
-pub(crate) fn header_record<'a>(
-    members: impl IntoIterator<Item = (&'a str, HeaderValue<'a>)>,
-) -> std::result::Result<Vec<(String, String)>, String> {
-    let mut out = Vec::new();
-    for (name, value) in members {
-        match value {
-            HeaderValue::Absent => {}
-            HeaderValue::Text(v) => out.push((name.to_owned(), v.to_owned())),
-            HeaderValue::Other => return Err(name.to_owned()),
-        }
-    }
-    Ok(out)
-}
-
-fn require(raw: &Raw, transport: &str, key: &str) -> Result<()> {
-    let missing = match raw.get(key) {
-        Raw::Undefined | Raw::Null => true,
-        Raw::String(s) => s.is_empty(),
-        _ => false,
-    };
-    if missing {
-        return Err(refuse(format!(
-            "mcp: the {transport} transport requires '{key}'"
-        )));
-    }
-    Ok(())
-}
-
-fn forbid(raw: &Raw, transport: &str, keys: &[&str]) -> Result<()> {
-    for key in keys {
-        if !raw.get(key).is_absent() {
-            return Err(refuse(format!(
-                "mcp: '{key}' is not a config key of the '{transport}' transport (exactly the keys matching the chosen transport)"
-            )));
-        }
-    }
-    Ok(())
+    let default = Timeouts::default();
+    let [connect, list, call, discovery] = given;
+    Ok(Timeouts {
+        connect: connect.unwrap_or(default.connect),
+        list: list.unwrap_or(default.list),
+        call: call.unwrap_or(default.call),
+        discovery,
+    })
 }
 
 fn unknown_keys(raw: &Raw) -> Result<()> {
@@ -654,189 +574,6 @@ fn unknown_keys(raw: &Raw) -> Result<()> {
         }
     }
     Ok(())
-}
-
-fn non_empty_string(raw: &Raw, key: &str) -> Result<String> {
-    match raw.get(key) {
-        Raw::String(s) if !s.is_empty() => Ok(s.clone()),
-        other => Err(refuse(format!(
-            "mcp: '{key}' must be a non-empty string, got {}",
-            other.display()
-        ))),
-    }
-}
-
-fn optional_string(raw: &Raw, key: &str) -> Result<Option<String>> {
-    match raw.get(key) {
-        Raw::Undefined => Ok(None),
-        Raw::String(s) => Ok(Some(s.clone())),
-        other => Err(refuse(format!(
-            "mcp: '{key}' must be a string, got {}",
-            other.display()
-        ))),
-    }
-}
-
-fn optional_string_list(raw: &Raw, key: &str) -> Result<Option<Vec<String>>> {
-    match raw.get(key) {
-        Raw::Undefined => Ok(None),
-        Raw::Array(items) => items
-            .iter()
-            .enumerate()
-            .map(|(i, item)| match item {
-                Raw::String(s) => Ok(s.clone()),
-                other => Err(refuse(format!(
-                    "mcp: '{key}' must be an array of strings; element {i} is {}",
-                    describe_type(other)
-                ))),
-            })
-            .collect::<Result<Vec<_>>>()
-            .map(Some),
-        other => Err(refuse(format!(
-            "mcp: '{key}' must be an array of strings, got {}",
-            describe_type(other)
-        ))),
-    }
-}
-
-pub(crate) fn describe_type(value: &Raw) -> String {
-    match value {
-        Raw::String(s) => format!("the string '{s}'"),
-        Raw::Array(_) => "an array".into(),
-        Raw::Object(_) => "an object".into(),
-        Raw::Function => "a function".into(),
-        other => other.display(),
-    }
-}
-
-fn parse_url(raw: &Raw) -> Result<String> {
-    let url = non_empty_string(raw, "url")?;
-    let lower = url.to_ascii_lowercase();
-    if !(lower.starts_with("http://") || lower.starts_with("https://")) {
-        return Err(refuse(format!(
-            "mcp: 'url' must be an http:// or https:// URL, got '{}'",
-            shown_url(&url)
-        )));
-    }
-    Ok(url)
-}
-
-/// Whether a query parameter's name says its value is a credential (`api_key`, `token`,
-/// `access_token`, `sig`, `password`, ...).
-fn credential_name(name: &str) -> bool {
-    let name = name.to_ascii_lowercase();
-    [
-        "key",
-        "token",
-        "secret",
-        "pass",
-        "pwd",
-        "auth",
-        "sig",
-        "credential",
-        "session",
-        "jwt",
-        "code",
-        "bearer",
-    ]
-    .iter()
-    .any(|part| name.contains(part))
-}
-
-/// A query string split into its parameters (`&`-separated, raw), each with its decoded name.
-fn query_params(query: &str) -> impl Iterator<Item = (&str, String, Option<&str>)> {
-    query.split('&').map(|part| {
-        let (name, value) = match part.split_once('=') {
-            Some((n, v)) => (n, Some(v)),
-            None => (part, None),
-        };
-        let decoded = url::form_urlencoded::parse(name.as_bytes())
-            .next()
-            .map(|(n, _)| n.into_owned())
-            .unwrap_or_default();
-        (name, decoded, value)
-    })
-}
-
-/// `url` as the source id, the posture and error texts show it: without its userinfo, and the
-/// value of each credential-like query parameter replaced by `[redacted]`.
-pub fn shown_url(url: &str) -> String {
-    let Ok(mut parsed) = url::Url::parse(url) else {
-        // Not a URL: at least nothing before an '@' or after a '?'.
-        let cut = url.split(['?', '#']).next().unwrap_or("");
-        return match cut.split_once("://") {
-            Some((scheme, rest)) => {
-                format!(
-                    "{scheme}://{}",
-                    rest.rsplit_once('@').map_or(rest, |(_, r)| r)
-                )
-            }
-            None => cut.to_owned(),
-        };
-    };
-    let query_has_credential = parsed
-        .query()
-        .is_some_and(|q| query_params(q).any(|(_, n, _)| credential_name(&n)));
-    if parsed.username().is_empty() && parsed.password().is_none() && !query_has_credential {
-        return url.to_owned();
-    }
-    let _ = parsed.set_username("");
-    let _ = parsed.set_password(None);
-    if let Some(query) = parsed.query().map(str::to_owned) {
-        let shown: Vec<String> = query_params(&query)
-            .map(|(raw, name, value)| match value {
-                Some(_) if credential_name(&name) => format!("{raw}=[redacted]"),
-                Some(v) => format!("{raw}={v}"),
-                None => raw.to_owned(),
-            })
-            .collect();
-        parsed.set_query(Some(&shown.join("&")));
-    }
-    parsed.to_string()
-}
-
-/// The credentials in `url`: its userinfo's user and password (raw and decoded), and the
-/// values of credential-like query parameters.
-fn url_credentials(url: &str) -> Vec<String> {
-    let Ok(parsed) = url::Url::parse(url) else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    let mut add = |raw: &str| {
-        if raw.is_empty() {
-            return;
-        }
-        let decoded = url::form_urlencoded::parse(format!("x={raw}").as_bytes())
-            .next()
-            .map(|(_, v)| v.into_owned());
-        out.push(raw.to_owned());
-        if let Some(d) = decoded.filter(|d| d != raw) {
-            out.push(d);
-        }
-    };
-    add(parsed.username());
-    if let Some(p) = parsed.password() {
-        add(p);
-    }
-    if let Some(query) = parsed.query() {
-        for (_, name, value) in query_params(query) {
-            if let Some(v) = value.filter(|_| credential_name(&name)) {
-                add(v);
-            }
-        }
-    }
-    out
-}
-
-fn check_server(server: &Raw) -> Result<()> {
-    if let Raw::Object(_) = server {
-        if matches!(server.get("connect"), Raw::Function) {
-            return Ok(());
-        }
-    }
-    Err(refuse(
-        "mcp: 'server' must be an object with a connect(transport) method (an @modelcontextprotocol/sdk Server or McpServer)".into(),
-    ))
 }
 
 fn parse_approval(value: &Raw) -> Result<Approval> {
@@ -898,224 +635,5 @@ fn parse_risk(value: &Raw) -> Result<HashMap<String, String>> {
     Ok(map)
 }
 
-fn parse_env(value: &Raw) -> Result<Vec<(String, String)>> {
-    let members = match value {
-        Raw::Undefined => return Ok(Vec::new()),
-        Raw::Object(members) => members,
-        other => {
-            return Err(refuse(format!(
-                "mcp: 'env' must be a record of environment variable values, got {}",
-                describe_type(other)
-            )))
-        }
-    };
-    let mut out = Vec::with_capacity(members.len());
-    for (name, value) in members {
-        if name.is_empty() || name.contains('=') || name.contains('\0') {
-            return Err(refuse(format!(
-                "mcp: 'env' has an invalid variable name '{name}'"
-            )));
-        }
-        match value {
-            Raw::Undefined => {}
-            // Values are secrets: never echo them.
-            Raw::String(s) if !s.contains('\0') => out.push((name.clone(), s.clone())),
-            _ => {
-                return Err(refuse(format!(
-                    "mcp: 'env.{name}' must be a string without NUL characters"
-                )))
-            }
-        }
-    }
-    Ok(out)
-}
-
-fn parse_stderr(value: &Raw) -> Result<StderrMode> {
-    literal(
-        value,
-        "stderr",
-        &[
-            ("inherit", StderrMode::Inherit),
-            ("ignore", StderrMode::Ignore),
-            ("pipe", StderrMode::Pipe),
-        ],
-        StderrMode::Inherit,
-    )
-}
-
-/// A key whose value is one of a few string literals, `default` when absent; anything else is
-/// refused as `mcp: '<key>' must be 'a', 'b' or 'c', got '<value>'`.
-pub(crate) fn literal<T: Copy>(
-    value: &Raw,
-    key: &str,
-    choices: &[(&str, T)],
-    default: T,
-) -> Result<T> {
-    if let Raw::Undefined = value {
-        return Ok(default);
-    }
-    if let Raw::String(s) = value {
-        if let Some((_, v)) = choices.iter().find(|(name, _)| name == s) {
-            return Ok(*v);
-        }
-    }
-    let names: Vec<String> = choices.iter().map(|(n, _)| format!("'{n}'")).collect();
-    let listed = match names.split_last() {
-        Some((last, [])) => last.clone(),
-        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
-        None => String::new(),
-    };
-    Err(refuse(format!(
-        "mcp: '{key}' must be {listed}, got '{}'",
-        value.display()
-    )))
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::core::raw::test_values::{obj, s};
-
-    fn stdio(extra: &[(&str, Raw)]) -> Raw {
-        let mut m = vec![("transport", s("stdio")), ("command", s("node"))];
-        m.extend(extra.iter().cloned());
-        obj(&m)
-    }
-    fn err(raw: Raw) -> String {
-        Config::parse(&raw).unwrap_err().message
-    }
-
-    #[test]
-    fn credentials_in_the_url_are_never_shown() {
-        assert_eq!(
-            shown_url("https://u:p%40ss@h.example/mcp?api_key=k1&v=2&X-Amz-Signature=s&flag"),
-            "https://h.example/mcp?api_key=[redacted]&v=2&X-Amz-Signature=[redacted]&flag"
-        );
-        assert_eq!(
-            shown_url("https://h.example/mcp?v=2"),
-            "https://h.example/mcp?v=2"
-        );
-        assert_eq!(shown_url("http://u:p@[bad/x?token=t"), "http://[bad/x");
-        let mut found = url_credentials("https://us3r:p%40ss@h.example/mcp?api_key=k1&v=2");
-        found.sort();
-        assert_eq!(found, vec!["k1", "p%40ss", "p@ss", "us3r"]);
-        let c = Config::parse(&obj(&[
-            ("transport", s("streamable-http")),
-            ("url", s("https://alice:pw-123@h.example/mcp?token=t0k3n")),
-        ]))
-        .unwrap();
-        assert_eq!(c.id(), "mcp:http:https://h.example/mcp?token=[redacted]");
-        assert!(c.secret_values().contains(&"pw-123") && c.secret_values().contains(&"t0k3n"));
-    }
-
-    #[test]
-    fn bounds_refuse_non_positive_integers() {
-        for (v, shown) in [
-            (f64::NAN, "NaN"),
-            (f64::INFINITY, "Infinity"),
-            (0.0, "0"),
-            (-1.0, "-1"),
-            (1.5, "1.5"),
-        ] {
-            for key in BOUND_KEYS {
-                assert_eq!(
-                    err(stdio(&[(key, Raw::Number(v))])),
-                    format!("mcp: '{key}' must be a positive integer, got {shown}")
-                );
-            }
-        }
-    }
-
-    #[test]
-    fn checks_run_in_contract_order() {
-        // A bad bound wins over a bad timeout, which wins over a bad transport.
-        let raw = obj(&[
-            ("transport", s("carrier-pigeon")),
-            ("maxPages", Raw::Number(0.0)),
-            ("timeouts", obj(&[("listMs", Raw::Number(-5.0))])),
-        ]);
-        assert_eq!(
-            err(raw),
-            "mcp: 'maxPages' must be a positive integer, got 0"
-        );
-        let raw = obj(&[
-            ("transport", s("carrier-pigeon")),
-            ("timeouts", obj(&[("listMs", Raw::Number(-5.0))])),
-        ]);
-        assert_eq!(
-            err(raw),
-            "mcp: 'timeouts.listMs' must be a positive finite number of milliseconds, got -5"
-        );
-        assert_eq!(
-            err(obj(&[("transport", s("carrier-pigeon"))])),
-            "mcp: unknown transport 'carrier-pigeon'"
-        );
-    }
-
-    #[test]
-    fn require_bounds_lists_missing_in_order() {
-        let raw = stdio(&[
-            ("requireBounds", Raw::Bool(true)),
-            ("maxTools", Raw::Number(5.0)),
-            ("maxPages", Raw::Number(5.0)),
-        ]);
-        assert_eq!(
-            err(raw),
-            "mcp: requireBounds demands every discovery bound; missing maxSchemaBytes, timeouts.discoveryMs"
-        );
-    }
-
-    #[test]
-    fn transports_require_and_forbid_keys() {
-        assert_eq!(
-            err(obj(&[("transport", s("stdio"))])),
-            "mcp: the stdio transport requires 'command'"
-        );
-        assert_eq!(
-            err(stdio(&[("url", s("http://x"))])),
-            "mcp: 'url' is not a config key of the 'stdio' transport (exactly the keys matching the chosen transport)"
-        );
-        let http = obj(&[
-            ("transport", s("streamable-http")),
-            ("url", s("http://127.0.0.1:1/mcp")),
-            ("env", obj(&[])),
-        ]);
-        assert!(err(http).starts_with("mcp: 'env' is not a config key of the 'streamable-http'"));
-    }
-
-    #[test]
-    fn extension_checks_name_the_key() {
-        assert!(err(stdio(&[("maxtools", Raw::Number(1.0))]))
-            .starts_with("mcp: unknown config key 'maxtools'"));
-        assert!(err(stdio(&[("risk", obj(&[("a", s("dangerous"))]))]))
-            .starts_with("mcp: 'risk.a' must be one of read, write"));
-        assert!(err(stdio(&[("allow", Raw::Array(vec![Raw::Number(1.0)]))]))
-            .starts_with("mcp: 'allow' must be an array of strings"));
-        let secret = err(stdio(&[("env", obj(&[("TOKEN", Raw::Number(42.0))]))]));
-        assert!(!secret.contains("42"));
-    }
-
-    #[test]
-    fn parses_a_full_stdio_config() {
-        let c = Config::parse(&stdio(&[
-            ("args", Raw::Array(vec![s("server.js")])),
-            ("prefix", s("gh")),
-            ("approval", obj(&[("push", Raw::Bool(true))])),
-            ("risk", obj(&[("push", s("write"))])),
-            ("drift", s("refuse")),
-            ("maxTools", Raw::Number(10.0)),
-            ("timeouts", obj(&[("callMs", Raw::Number(1.5))])),
-            ("id", Raw::Undefined),
-        ]))
-        .unwrap();
-        assert_eq!(c.id(), "mcp:stdio:node");
-        assert!(c.needs_approval("push") && !c.needs_approval("pull"));
-        assert_eq!(c.drift, Drift::Refuse);
-        assert_eq!(c.max_tools, Some(10));
-        assert_eq!(c.timeouts.call_ms, Some(1.5));
-        assert_eq!(wait_of(1.5), std::time::Duration::from_micros(1500));
-        // Accepted values beyond what a clock can hold are the longest wait, not a panic.
-        assert_eq!(wait_of(1e300), MAX_WAIT);
-        assert_eq!(wait_of(f64::MAX), MAX_WAIT);
-    }
-}
+mod tests;

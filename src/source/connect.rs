@@ -1,0 +1,320 @@
+//! Opening a connection: the transport from the host's connector, the handshake in the era the
+//! config or the server chose, the race with `close()` (a connect it overtakes ends with its
+//! transport released, whatever phase it was in), the list-change subscription of a modern
+//! connection, and the `tools/list` sweep.
+
+use super::{asks, redacted, Connector, Error, Source, SourceError};
+use crate::client::era::Era;
+use crate::client::handshake::{self, Refusal};
+use crate::client::rpc::{Rpc, RpcError, Waiter};
+use crate::core::config::Protocol;
+use crate::core::drift::Drift;
+use crate::core::error::{with_diagnostics, ConfigError};
+use crate::core::jcs::format_f64;
+use crate::core::sweep::{sweep, PageError, SweepBounds, SweepError};
+use crate::transport::observe::Inbound;
+use futures::future::BoxFuture;
+use serde_json::{json, Value};
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+pub struct Connection {
+    pub rpc: Arc<Rpc>,
+    /// Unique per connection in this process: a snapshot of a replaced connection never
+    /// shares its key with one of the new connection.
+    pub serial: u64,
+    /// What the opening found the server speaks.
+    pub era: std::sync::OnceLock<Era>,
+}
+
+/// On a modern connection list changes arrive only on a `subscriptions/listen` request, which
+/// the server answers only when it ends the subscription. Its notifications reach the same
+/// observer (`transport::observe`) as a legacy server's unsolicited ones, so invalidation, the
+/// race guard and the drift policy are the same. Its end, graceful or not, may have lost a
+/// notification: the cached list is treated as stale, and the request is opened again with a
+/// bounded back-off while the connection lives.
+fn listen(conn: &Arc<Connection>, drift: Arc<Drift>) {
+    // The end of the request may be read on any thread (the JS thread, for an in-process
+    // server): the next one is opened from the runtime the connection started on.
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        return;
+    };
+    fn open(rpc: Weak<Rpc>, drift: Arc<Drift>, pause: Duration, runtime: tokio::runtime::Handle) {
+        let Some(live) = rpc.upgrade() else { return };
+        let id = live.reserve_id();
+        let again = rpc.clone();
+        let waiter = Waiter::new(move |ended| {
+            let Some(rpc) = again.upgrade() else { return };
+            if rpc.is_closed().is_some() {
+                return;
+            }
+            drift.stale();
+            // A server that ends it at once, again and again, is not asked faster than this.
+            let pause = match ended {
+                Ok(_) => LISTEN_PAUSE,
+                Err(_) => (pause * 2).min(LISTEN_PAUSE_MAX),
+            };
+            let again = Arc::downgrade(&rpc);
+            let on = runtime.clone();
+            runtime.spawn(async move {
+                tokio::time::sleep(pause).await;
+                open(again, drift, pause, on);
+            });
+        });
+        live.submit_text(
+            id,
+            "subscriptions/listen",
+            "{\"notifications\":{\"toolsListChanged\":true}}",
+            None,
+            None,
+            waiter,
+        );
+    }
+    open(Arc::downgrade(&conn.rpc), drift, LISTEN_PAUSE, runtime);
+}
+
+/// How long a listen request that ended waits before it is opened again, and the most that
+/// doubles to when it keeps failing.
+const LISTEN_PAUSE: Duration = Duration::from_millis(100);
+const LISTEN_PAUSE_MAX: Duration = Duration::from_secs(30);
+
+static CONNECTIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+impl Connection {
+    pub(super) fn alive(&self) -> bool {
+        self.rpc.is_closed().is_none()
+    }
+
+    /// Ends the connection gracefully (a child is given time to exit on its own).
+    pub(super) async fn release(&self, reason: &str) {
+        self.rpc.close(reason);
+        to_the_end(self.rpc.wire().shutdown()).await;
+    }
+
+    /// Ends the connection at once (a connect that failed, timed out or was overtaken).
+    pub(super) async fn abort(&self, reason: &str) {
+        self.rpc.close(reason);
+        to_the_end(self.rpc.wire().abort()).await;
+    }
+}
+
+/// Runs a wire's release on a task of its own and waits for it. Whoever waits may be dropped
+/// half-way (a `select!` that another branch won, a connect that `close()` overtook); the
+/// release must still reach its end, or a child would be left killed but unreaped, its process
+/// group still registered for a later kill.
+pub(super) async fn to_the_end(release: BoxFuture<'static, ()>) {
+    let _ = tokio::spawn(release).await;
+}
+
+impl<C: Connector> Source<C> {
+    pub(super) async fn connect(&self) -> Result<Arc<Connection>, Error<C>> {
+        use std::sync::atomic::Ordering::Relaxed;
+        let protocol = match self.modern_only.load(Relaxed) {
+            true => Protocol::Modern,
+            false => self.config.protocol,
+        };
+        let epoch = self.live.lock().unwrap_or_else(|e| e.into_inner()).epoch;
+        if let Some(conn) = self.connect_in(protocol).await? {
+            return Ok(conn);
+        }
+        // The server ended the connection on which it refused `initialize`: a new one, opened
+        // with `server/discover` (its own `connectMs`), and remembered for the reconnects.
+        self.modern_only.store(true, Relaxed);
+        if self.live.lock().unwrap_or_else(|e| e.into_inner()).epoch != epoch {
+            return Err(SourceError::Failed(format!(
+                "mcp: '{}' was closed while connecting",
+                self.id
+            )));
+        }
+        self.connect_in(Protocol::Modern).await?.ok_or_else(|| {
+            SourceError::Failed(format!("mcp: '{}' could not be opened again", self.id))
+        })
+    }
+
+    /// One connection opened in `protocol`; `None` when it has to be opened again in the
+    /// modern era (the connection is gone by then).
+    async fn connect_in(&self, protocol: Protocol) -> Result<Option<Arc<Connection>>, Error<C>> {
+        let connect = self.config.timeouts.connect;
+        let connect_ms = connect.ms;
+        let (epoch, mut closed) = {
+            let live = self.live.lock().unwrap_or_else(|e| e.into_inner());
+            (live.epoch, live.closed.subscribe())
+        };
+        let router = Rpc::router();
+        // Where a call's further rounds (and a repeat of one whose answer was lost) are sent from.
+        let runtime = tokio::runtime::Handle::current();
+        self.asker.set_runtime(runtime.clone());
+        if self.asker.offered() {
+            router.answer_with(Arc::new(asks::ForServer(self.asker.clone())), runtime);
+        }
+        let inbound = Inbound::with_sink(self.drift.clone(), router.clone());
+        let attempt = async {
+            let wire = self.connector.open(inbound).await?;
+            let conn = Arc::new(Connection {
+                rpc: Rpc::start(wire, &router),
+                serial: CONNECTIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+                era: std::sync::OnceLock::new(),
+            });
+            let registered = {
+                let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
+                let current = live.epoch == epoch;
+                if current {
+                    live.conn = Some(conn.clone());
+                }
+                current
+            };
+            if !registered {
+                conn.abort("mcp: the source was closed while connecting")
+                    .await;
+                return Err(SourceError::Failed(format!(
+                    "mcp: '{}' was closed while connecting",
+                    self.id
+                )));
+            }
+            Ok::<_, Error<C>>(conn)
+        };
+        let closed_meanwhile = async {
+            let _ = closed.wait_for(|e| *e != epoch).await;
+        };
+        let conn = tokio::select! {
+            result = tokio::time::timeout(connect.duration, attempt) => match result {
+                Ok(Ok(conn)) => conn,
+                Ok(Err(e)) => {
+                    to_the_end(self.connector.abandon()).await;
+                    return Err(e);
+                }
+                Err(_) => return Err(self.connect_timeout(connect_ms, None).await),
+            },
+            _ = closed_meanwhile => {
+                to_the_end(self.connector.abandon()).await;
+                return Err(SourceError::Failed(format!("mcp: '{}' was closed while connecting", self.id)));
+            }
+        };
+        if let Some(tracer) = self.connector.tracer() {
+            conn.rpc.trace_with(tracer);
+        }
+        // The remaining opening shares the same budget.
+        let capabilities = self.asker.capabilities();
+        let opening = handshake::open(&conn.rpc, Some(connect.duration), protocol, &capabilities);
+        match opening.await {
+            Ok(era) => {
+                if era == (Era::Modern { list_changed: true }) {
+                    listen(&conn, self.drift.clone());
+                }
+                // A 2025 server is asked once for the log level the host hears (a modern one
+                // is asked in every request's `_meta`). One that refuses keeps its own.
+                if let (Era::Legacy(_), Some(level)) = (&era, self.asker.log_level()) {
+                    let asked = json!({ "level": level });
+                    let _ = conn
+                        .rpc
+                        .request("logging/setLevel", asked, Some(connect.duration))
+                        .await;
+                }
+                let _ = conn.era.set(era);
+                Ok(Some(conn))
+            }
+            Err(Refusal::Reopen) => {
+                self.forget_live(&conn);
+                conn.abort("mcp: the server ended the connection it refused")
+                    .await;
+                Ok(None)
+            }
+            Err(Refusal::Rpc(RpcError::TimedOut)) => {
+                Err(self.connect_timeout(connect_ms, Some(&conn)).await)
+            }
+            Err(Refusal::Pin(why)) => {
+                self.forget_live(&conn);
+                conn.abort("mcp: the opening was refused").await;
+                let why = self.secrets.redact(&why);
+                Err(SourceError::Refused(ConfigError::new(format!(
+                    "mcp: '{}' cannot be opened: {why}",
+                    self.id
+                ))))
+            }
+            Err(Refusal::Rpc(e)) => {
+                self.forget_live(&conn);
+                // A connection that ended says how (stderr included); any other failure gets
+                // the server's last words here.
+                let failure = match e {
+                    RpcError::Closed(reason) => reason.into(),
+                    other => redacted(&self.secrets, other)
+                        .into_failure()
+                        .map_message(|m| with_diagnostics(m, conn.rpc.wire().diagnostics())),
+                };
+                conn.abort("mcp: the handshake failed").await;
+                Err(failure.into())
+            }
+        }
+    }
+
+    async fn connect_timeout(&self, connect_ms: f64, conn: Option<&Arc<Connection>>) -> Error<C> {
+        let live = self.live.lock().ok().and_then(|mut l| l.conn.take());
+        let mut released = false;
+        let mut diagnostics = None;
+        for c in conn.into_iter().cloned().chain(live) {
+            diagnostics = diagnostics.or_else(|| c.rpc.wire().diagnostics());
+            c.abort("mcp: connect timed out").await;
+            released = true;
+        }
+        if !released {
+            to_the_end(self.connector.abandon()).await;
+        }
+        let message = format!(
+            "mcp: connect to '{}' timed out after {}ms",
+            self.id,
+            format_f64(connect_ms)
+        );
+        SourceError::Refused(ConfigError::new(with_diagnostics(message, diagnostics)))
+    }
+
+    fn forget_live(&self, conn: &Arc<Connection>) {
+        if let Ok(mut live) = self.live.lock() {
+            if live.conn.as_ref().is_some_and(|c| Arc::ptr_eq(c, conn)) {
+                live.conn = None;
+            }
+        }
+    }
+
+    pub(super) async fn sweep(
+        &self,
+        conn: &Arc<Connection>,
+        on_page: impl FnMut(Vec<Value>),
+    ) -> Result<(), Error<C>> {
+        let bounds = SweepBounds {
+            max_tools: self.config.max_tools,
+            max_pages: self.config.max_pages,
+            list: Some(self.config.timeouts.list),
+            discovery: self.config.timeouts.discovery,
+        };
+        let rpc = conn.rpc.clone();
+        let secrets = self.secrets.clone();
+        let result = sweep(
+            &self.id,
+            bounds,
+            |cursor, timeout| {
+                let rpc = rpc.clone();
+                let secrets = secrets.clone();
+                async move {
+                    let params = match cursor {
+                        Some(c) => json!({ "cursor": c }),
+                        None => json!({}),
+                    };
+                    rpc.request("tools/list", params, timeout)
+                        .await
+                        .map_err(|e| match e {
+                            RpcError::TimedOut => PageError::TimedOut,
+                            other => PageError::Failed(redacted(&secrets, other).into_failure()),
+                        })
+                }
+            },
+            on_page,
+        )
+        .await;
+        result.map_err(|e| match e {
+            SweepError::Refused(r) => SourceError::Refused(r),
+            SweepError::Failed(f) => f
+                .map_message(|m| format!("mcp: tools/list of '{}' failed: {m}", self.id))
+                .into(),
+        })
+    }
+}

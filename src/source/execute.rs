@@ -1,0 +1,209 @@
+//! A call of an imported tool, started: the input judged before anything is sent, the request
+//! written once (`call::params`), the plan of its further rounds when the host answers what a
+//! server asks back or the call may be repeated, a task resumed by its id, and cancellation.
+
+use super::{call, tasks, Connector, ErrorType, Snapshot, Source};
+use crate::client::era::Era;
+use crate::client::rpc::{Listener, RpcError};
+use crate::core::error::Failure;
+use crate::core::headers;
+use crate::core::lite;
+use crate::core::validate::describe;
+use crate::transport::observe::MAX_JSON_DEPTH;
+use serde_json::{json, Value};
+use std::sync::Arc;
+
+/// `listener` for a call of further rounds: a round's progress (its token is that request's
+/// id) and a task's status are told as the call's, under the id the host knows it by.
+fn told_as(listener: Listener, id: u64) -> Listener {
+    Arc::new(move |mut p: Value| {
+        p["progressToken"] = Value::from(id);
+        listener(p)
+    })
+}
+
+impl<C: Connector> Source<C> {
+    /// `execute`, started: validates the input, sends tools/call with the original name, and
+    /// hands `done` the call's id and the mapped result's JSON text (`result.rs`) on
+    /// whichever thread the reply, the timeout or the connection's end arrives (a failure with
+    /// its `error.type` for tracing). Input that fails validation is refused here, before
+    /// anything is sent. `meta`: trace members for the request's `_meta` (`client::trace`).
+    /// Returns the request id, which `cancel` takes.
+    pub fn start_call(
+        &self,
+        snapshot: &Arc<Snapshot>,
+        index: usize,
+        input: &str,
+        progress: Option<Listener>,
+        meta: Option<&str>,
+        done: impl FnOnce(u64, Result<String, (Failure, ErrorType)>) + Send + 'static,
+    ) -> Result<u64, Failure> {
+        let Some(spec) = snapshot.tools.get(index) else {
+            return Err(Failure::from(format!(
+                "mcp: '{}' has no tool #{index}",
+                self.id
+            )));
+        };
+        // Valid input is judged in a borrowed tree (`core::lite`); anything else is read as a
+        // `Value`, which words why it is refused.
+        let valid = lite::parse(input, MAX_JSON_DEPTH).and_then(|t| spec.input.lite_valid(&t));
+        if valid != Some(true) {
+            let arguments: Value = serde_json::from_str(input).map_err(|e| {
+                Failure::from(format!(
+                    "mcp: the input of tool '{}' is not JSON: {e}",
+                    spec.name
+                ))
+            })?;
+            let issues = spec.input.issues(&arguments);
+            if !issues.is_empty() {
+                return Err(Failure::from(format!(
+                    "mcp: invalid input for tool '{}': {}",
+                    spec.name,
+                    describe(&issues)
+                )));
+            }
+        }
+        let call_ms = self.config.timeouts.call.ms;
+        let id = snapshot.conn.rpc.reserve_id();
+        // A 2025 server runs a call as a task only when asked, per request, and only for a tool
+        // that says it can; a 2026 one decides itself (the client declared the extension).
+        let legacy = matches!(snapshot.conn.era.get(), Some(Era::Legacy(_)));
+        let task = match legacy && spec.tasks && self.asker.tasks() {
+            true => format!(",\"task\":{{\"ttl\":{}}}", call_ms.min(9e15) as u64),
+            false => String::new(),
+        };
+        let text = call::params(id, progress.is_some(), meta, &spec.original, input, &task);
+        // Arguments a modern HTTP request mirrors into headers (read only for tools that
+        // declare some).
+        let mirrored = match spec.headers.is_empty() {
+            true => Vec::new(),
+            false => serde_json::from_str::<Value>(input)
+                .map(|arguments| headers::values(&spec.headers, &arguments))
+                .unwrap_or_default(),
+        };
+        let timeout = self.config.timeouts.call.duration;
+        let mut plan = call::Plan {
+            snapshot: snapshot.clone(),
+            index,
+            secrets: self.secrets.clone(),
+            call_ms,
+            first: id,
+            rounds: None,
+        };
+        // A host that answers input requests: the call may take further rounds, which need
+        // its arguments again and a runtime to answer on. A call of any other source pays
+        // nothing for it.
+        // A modern call the host said is safe to repeat is sent again when its answer is lost.
+        let repeatable = matches!(snapshot.conn.era.get(), Some(Era::Modern { .. }))
+            && self.config.repeatable(&spec.original);
+        let runtime = (self.asker.offered() || repeatable)
+            .then(|| self.asker.runtime())
+            .flatten();
+        let Some(runtime) = runtime else {
+            let plan = Arc::new(plan);
+            call::submit(plan, id, &text, mirrored, timeout, progress, done);
+            return Ok(id);
+        };
+        let deadline = std::time::Instant::now() + timeout;
+        let told = progress.clone().map(|listener| told_as(listener, id));
+        plan.rounds = Some(call::Rounds {
+            asker: self.asker.clone(),
+            input: input.to_owned(),
+            mirrored: mirrored.clone(),
+            progress: told,
+            meta: meta.map(str::to_owned),
+            deadline,
+            runtime,
+            taken: Default::default(),
+            repeatable,
+            repeated: Default::default(),
+        });
+        let done = self.tracked(&plan, id, deadline, done);
+        call::submit(Arc::new(plan), id, &text, mirrored, timeout, progress, done);
+        Ok(id)
+    }
+
+    /// `done`, with call `id` among the calls in flight until it runs (the table a 2025
+    /// server's request and a log message are tied to a call by).
+    fn tracked<D>(
+        &self,
+        plan: &call::Plan,
+        id: u64,
+        deadline: std::time::Instant,
+        done: D,
+    ) -> impl FnOnce(u64, Result<String, call::Failed>) + Send + 'static
+    where
+        D: FnOnce(u64, Result<String, call::Failed>) + Send + 'static,
+    {
+        let told = plan.rounds.as_ref().and_then(|r| r.progress.clone());
+        self.asker.begin(id, deadline, told);
+        let asker = self.asker.clone();
+        move |first, outcome| {
+            asker.end(first);
+            done(first, outcome);
+        }
+    }
+
+    /// Follows a task the host kept the id of (a run resumed after a restart) to its end, as
+    /// a call of tool `index` that came back as that task would be: `done` as for
+    /// `start_call`, under the id returned (which `cancel_call` takes).
+    pub fn resume_task(
+        &self,
+        snapshot: &Arc<Snapshot>,
+        index: usize,
+        task_id: &str,
+        progress: Option<Listener>,
+        done: impl FnOnce(u64, Result<String, call::Failed>) + Send + 'static,
+    ) -> Result<u64, Failure> {
+        if snapshot.tools.get(index).is_none() {
+            return Err(format!("mcp: '{}' has no tool #{index}", self.id).into());
+        }
+        let runtime = self.asker.tasks().then(|| self.asker.runtime()).flatten();
+        let Some(runtime) = runtime else {
+            return Err(format!(
+                "mcp: '{}' resumes a task only with 'tasks: true' set",
+                self.id
+            )
+            .into());
+        };
+        let call_ms = self.config.timeouts.call.ms;
+        let id = snapshot.conn.rpc.reserve_id();
+        let deadline = std::time::Instant::now() + self.config.timeouts.call.duration;
+        let told = progress.map(|listener| told_as(listener, id));
+        let plan = call::Plan {
+            snapshot: snapshot.clone(),
+            index,
+            secrets: self.secrets.clone(),
+            call_ms,
+            first: id,
+            rounds: Some(call::Rounds {
+                asker: self.asker.clone(),
+                input: "{}".into(),
+                mirrored: Vec::new(),
+                progress: told,
+                meta: None,
+                deadline,
+                runtime,
+                taken: Default::default(),
+                repeatable: false,
+                repeated: Default::default(),
+            }),
+        };
+        let done = self.tracked(&plan, id, deadline, done);
+        let modern = matches!(snapshot.conn.era.get(), Some(Era::Modern { .. }));
+        // Polled at once: the task has run while the host was away.
+        let task = json!({ "taskId": task_id, "status": "working", "pollIntervalMs": 0, "pollInterval": 0 });
+        tasks::follow(Arc::new(plan), modern, task, Box::new(done));
+        Ok(id)
+    }
+
+    /// Gives up on a call started by `start_call`; its `done` gets "was aborted".
+    pub fn cancel_call(&self, snapshot: &Snapshot, id: u64) {
+        // A call in a further round is on the wire under another id.
+        let current = self.asker.cancel(id).unwrap_or(id);
+        snapshot
+            .conn
+            .rpc
+            .abandon(current, "cancelled by the caller", RpcError::Cancelled);
+    }
+}

@@ -1,0 +1,343 @@
+//! One tool source: lazy connect, the cached snapshot and its generation, single-flight
+//! sweeps, the drift poison, and close (which resets all of it, so tools() connects afresh).
+
+use crate::client::era::Era;
+use crate::client::rpc::RpcError;
+use crate::client::trace::Tracer;
+use crate::core::admit::{Admission, AdmissionError, ToolSpec};
+use crate::core::config::{Config, Drift as DriftPolicy};
+use crate::core::drift::Drift;
+use crate::core::error::{ConfigError, Failure, OAuthFailure};
+use crate::core::lock::{Lock, Report};
+use crate::core::secrets::Secrets;
+use crate::transport::observe::Inbound;
+use crate::transport::Wire;
+use futures::future::BoxFuture;
+use serde_json::Value;
+use std::sync::{Arc, Mutex};
+
+mod asks;
+mod call;
+mod connect;
+mod execute;
+mod lock;
+mod tasks;
+
+pub use connect::Connection;
+
+pub use asks::{AskHook, HookFailure};
+
+/// A call's `error.type` (`client::trace`), beside its failure.
+pub type ErrorType = std::borrow::Cow<'static, str>;
+
+/// A mapped result's failure, redacted: its text is the server's (an `isError` result's
+/// content, which the SDK server makes of every error a tool throws, or the values a schema
+/// check quotes from structured content), and may echo a header or env value as a JSON-RPC
+/// error's message may.
+pub(crate) fn redacted_failure(secrets: &Secrets, f: Failure) -> Failure {
+    f.map_message(|m| secrets.redact(&m))
+}
+
+/// `e` with the server's own error message redacted: it can echo a header or env value.
+/// Failures our transports report carry their server text redacted already.
+pub(crate) fn redacted(secrets: &Secrets, e: RpcError) -> RpcError {
+    match e {
+        RpcError::Remote { code, message } => RpcError::Remote {
+            code,
+            message: secrets.redact(&message),
+        },
+        other => other,
+    }
+}
+
+/// Why a source operation failed, sorted by how the host must surface it. `H` is an error of
+/// the host's own that a connect may end with (its in-process server's `connect` threw it),
+/// handed back untouched.
+#[derive(Debug)]
+pub enum SourceError<H> {
+    /// A typed refusal (`ConfigError`).
+    Refused(ConfigError),
+    /// A plain `Error`.
+    Failed(String),
+    /// An OAuth failure the host can tell apart by its kind (`OAuthError`).
+    OAuth(OAuthFailure, String),
+    /// The host's own error, as it was thrown.
+    Host(H),
+}
+
+impl<H> From<ConfigError> for SourceError<H> {
+    fn from(e: ConfigError) -> Self {
+        SourceError::Refused(e)
+    }
+}
+
+impl<H> From<Failure> for SourceError<H> {
+    fn from(f: Failure) -> Self {
+        match f.oauth {
+            Some(kind) => SourceError::OAuth(kind, f.message),
+            None => SourceError::Failed(f.message),
+        }
+    }
+}
+
+/// Creates the transport of one connection; the host's edge supplies it per transport kind.
+pub trait Connector: Send + Sync + 'static {
+    /// What a connect can fail with that belongs to the host (see `SourceError::Host`).
+    type HostError: Send + 'static;
+    #[allow(clippy::type_complexity)]
+    fn open(
+        &self,
+        inbound: Inbound,
+    ) -> BoxFuture<'static, Result<Arc<dyn Wire>, SourceError<Self::HostError>>>;
+    /// Undoes a connect that failed or timed out before its wire existed.
+    fn abandon(&self) -> BoxFuture<'static, ()> {
+        Box::pin(async {})
+    }
+    /// The issuer of the authorization server whose token the connection uses (OAuth).
+    fn issuer(&self) -> Option<String> {
+        None
+    }
+    /// The host's hooks for what a server asks back (`elicit`, `sample`, `roots`), if any.
+    fn ask_hook(&self) -> Option<Arc<dyn AskHook>> {
+        None
+    }
+    /// What the host's tracing is told of the opening's and the sweeps' requests.
+    fn tracer(&self) -> Option<Arc<dyn Tracer>> {
+        None
+    }
+}
+
+/// What one sweep admitted, bound to the connection that listed it.
+pub struct Snapshot {
+    pub generation: u64,
+    pub tools: Vec<ToolSpec>,
+    pub conn: Arc<Connection>,
+    /// Tools the import left out (a modern tool's invalid `x-mcp-header`), each with why.
+    pub left_out: Vec<(String, String)>,
+}
+
+impl Snapshot {
+    /// Identifies the snapshot to the JS side, which keeps one array per snapshot.
+    pub fn key(&self) -> String {
+        format!("{}:{}", self.conn.serial, self.generation)
+    }
+}
+
+#[derive(Default)]
+struct State {
+    conn: Option<Arc<Connection>>,
+    snapshot: Option<Arc<Snapshot>>,
+}
+
+struct Live {
+    epoch: u64,
+    conn: Option<Arc<Connection>>,
+    /// Tells a connect in progress that close() ran, so close() never waits out connectMs.
+    closed: tokio::sync::watch::Sender<u64>,
+}
+
+impl Default for Live {
+    fn default() -> Self {
+        Self {
+            epoch: 0,
+            conn: None,
+            closed: tokio::sync::watch::channel(0).0,
+        }
+    }
+}
+
+impl<C: Connector> Drop for Source<C> {
+    fn drop(&mut self) {
+        lock::neighbours::forget(self.key());
+    }
+}
+
+pub struct Source<C: Connector> {
+    config: Arc<Config>,
+    id: String,
+    connector: Arc<C>,
+    drift: Arc<Drift>,
+    /// Held across a whole connect + sweep: concurrent cold calls make one sweep.
+    state: tokio::sync::Mutex<State>,
+    /// The connection being set up or in use, reachable by close() without waiting for a sweep.
+    live: Mutex<Live>,
+    /// What no failure message may show (a server can echo a header or env value).
+    secrets: Arc<Secrets>,
+    /// The toolset lock every import is checked against (`lock`), if any.
+    lock: Option<Arc<Lock>>,
+    /// What the latest import's check found (a lock or `strict` in use), for `lockReport()`.
+    report: Mutex<Option<Report>>,
+    /// Answers what a server asks back, by the host's hooks (nothing when none are set).
+    asker: Arc<asks::Asker>,
+    /// Set once an `auto` opening had to be made again in the modern era (`Refusal::Reopen`):
+    /// later connections to this server open in it at once.
+    modern_only: std::sync::atomic::AtomicBool,
+}
+
+/// The errors of one source's connector.
+type Error<C> = SourceError<<C as Connector>::HostError>;
+
+impl<C: Connector> Source<C> {
+    pub fn new(
+        config: Arc<Config>,
+        connector: Arc<C>,
+        secrets: Arc<Secrets>,
+        lock: Option<Lock>,
+    ) -> Arc<Self> {
+        let lock = lock.map(Arc::new);
+        if let Some(lock) = &lock {
+            // The pinned trees are built off the host's thread, ready by the first sweep's end.
+            let lock = lock.clone();
+            std::thread::spawn(move || lock.prepare());
+        }
+        let asker = asks::Asker::new(
+            config.asks.clone(),
+            connector.ask_hook(),
+            config.timeouts.call.duration,
+        );
+        Arc::new(Source {
+            lock,
+            report: Mutex::new(None),
+            asker,
+            id: config.id(),
+            drift: Arc::new(Drift::new(config.drift == DriftPolicy::Refuse)),
+            config,
+            connector,
+            state: Default::default(),
+            live: Default::default(),
+            secrets,
+            modern_only: Default::default(),
+        })
+    }
+
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn poison_refusal(&self) -> Error<C> {
+        Error::<C>::Refused(ConfigError::new(format!(
+            "mcp: the tool list of '{}' changed after import (listChanged) and drift policy 'refuse' holds the source closed; close() and re-create the source (and re-record any toolset attestation) to import the changed list deliberately",
+            self.id
+        )))
+    }
+
+    /// `tools()`: the cached snapshot while it is current, else connect (lazily) and sweep.
+    pub async fn tools(&self) -> Result<Arc<Snapshot>, Error<C>> {
+        if self.drift.poisoned() {
+            return Err(self.poison_refusal());
+        }
+        let mut state = self.state.lock().await;
+        if self.drift.poisoned() {
+            return Err(self.poison_refusal());
+        }
+        if let Some(snapshot) = &state.snapshot {
+            // A dead connection invalidates its list too: its tools could no longer run.
+            if snapshot.generation == self.drift.generation() && snapshot.conn.alive() {
+                return Ok(snapshot.clone());
+            }
+        }
+        let conn = match &state.conn {
+            Some(c) if c.alive() => c.clone(),
+            stale => {
+                if let Some(old) = stale.clone() {
+                    old.release("mcp: the connection was replaced").await;
+                }
+                state.conn = None;
+                let c = self.connect().await?;
+                state.conn = Some(c.clone());
+                c
+            }
+        };
+        let generation = self.drift.generation();
+        // Each page is admitted while the server works on the next one, on one thread off the
+        // async workers (canonicalization and validator compiles are CPU work), in page order;
+        // admission reports the refusal the original reports first (admit.rs says which).
+        let (pages, admitting) = std::sync::mpsc::channel::<(u64, Vec<Value>)>();
+        let sweep_failed = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let modern = matches!(conn.era.get(), Some(Era::Modern { .. }));
+        let pins = self.lock.clone().map(|lock| {
+            Arc::new(move |name: &str, contract: &Value| lock.pins(name, contract))
+                as crate::core::admit::Pinned
+        });
+        let mut admission =
+            Admission::new(self.config.clone(), sweep_failed.clone(), modern).pinned_by(pins);
+        let admission = tokio::task::spawn_blocking(move || {
+            for (page, tools) in admitting {
+                admission.page(page, tools);
+            }
+            admission
+        });
+        let mut listed = 0;
+        let swept = self
+            .sweep(&conn, |page| {
+                listed += 1;
+                let _ = pages.send((listed, page));
+            })
+            .await;
+        if swept.is_err() {
+            sweep_failed.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        drop(pages);
+        let admitted = admission
+            .await
+            .map_err(|_| SourceError::Failed("mcp: admission of the tool list panicked".into()))?;
+        let mut admitted = admitted;
+        let left_out = admitted.take_left_out();
+        let tools = admitted
+            .finish(swept.map_err(|e| (e, listed)))
+            .map_err(|e| match e {
+                AdmissionError::Sweep(e) => e,
+                AdmissionError::Refused(r) => SourceError::Refused(r),
+            })?;
+        // The lock is checked here, on every import (a listChanged makes the next tools() sweep
+        // again), never per call. Off the async workers: a big toolset is real CPU work.
+        let tools = self.check_lock(tools).await?;
+        let snapshot = Arc::new(Snapshot {
+            generation,
+            tools,
+            conn,
+            left_out,
+        });
+        // A listChanged that arrived during the sweep keeps this result from being cached.
+        if self.drift.generation() == generation {
+            state.snapshot = Some(snapshot.clone());
+        }
+        Ok(snapshot)
+    }
+
+    /// The current cached snapshot's key, without waiting (None while a sweep holds the state).
+    pub fn cached_key(&self) -> Option<String> {
+        if self.drift.poisoned() {
+            return None;
+        }
+        let state = self.state.try_lock().ok()?;
+        let snapshot = state.snapshot.as_ref()?;
+        (snapshot.generation == self.drift.generation() && snapshot.conn.alive())
+            .then(|| snapshot.key())
+    }
+
+    /// `close()`: idempotent; fails in-flight work, releases the connection, resets the source.
+    pub async fn close(&self) {
+        lock::neighbours::forget(self.key());
+        let live = {
+            let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
+            live.epoch += 1;
+            let epoch = live.epoch;
+            live.closed.send_replace(epoch);
+            live.conn.take()
+        };
+        let reason = format!("mcp: '{}' was closed", self.id);
+        if let Some(conn) = &live {
+            conn.release(&reason).await;
+        }
+        let mut state = self.state.lock().await;
+        if let Some(conn) = state.conn.take() {
+            if !live.as_ref().is_some_and(|l| Arc::ptr_eq(l, &conn)) {
+                conn.release(&reason).await;
+            }
+        }
+        state.snapshot = None;
+        *self.report.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        self.drift.reset();
+    }
+}
