@@ -19,4 +19,5 @@ pub mod core;
 #[cfg_attr(test, allow(dead_code))]
 mod node;
 mod source;
+mod sync;
 pub mod transport;

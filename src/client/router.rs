@@ -2,8 +2,9 @@
 //! (replies, progress), answers the server's own requests, and fails everything pending when
 //! the connection ends.
 
-use super::rpc::{fail_all, lock, Answer, RpcError, Shared};
+use super::rpc::{fail_all, Answer, RpcError, Shared};
 use crate::core::lite::RawObject;
+use crate::sync::lock;
 use crate::transport::observe::{Event, Sink};
 use crate::transport::Wire;
 use futures::future::BoxFuture;

@@ -4,6 +4,7 @@ use super::router::Router;
 use super::trace::{Ended, Tracer};
 use crate::core::error::Failure;
 use crate::core::lite::RawObject;
+use crate::sync::lock;
 use crate::transport::{Route, Wire};
 use serde_json::{json, Value};
 use std::collections::{BTreeSet, HashMap};
@@ -514,11 +515,6 @@ fn envelope(id: Option<u64>, method: &str, params: &str) -> String {
     out.push_str(params);
     out.push('}');
     out
-}
-
-pub(super) fn lock(m: &Mutex<Pending>) -> std::sync::MutexGuard<'_, Pending> {
-    // A panic while holding the lock cannot leave the maps inconsistent; keep going.
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 pub(super) fn fail_all(pending: &Mutex<Pending>, timer: &Notify, reason: &str) {

@@ -18,6 +18,7 @@ pub use super::lockdiff::LockedTool;
 use super::lockdiff::{diff_tools, diff_value, Change, ChangeKind};
 use super::signs::{signs, Sign};
 use super::url::shown_url;
+use crate::sync::lock;
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 use std::collections::{BTreeMap, HashMap};
@@ -357,7 +358,7 @@ impl Lock {
     /// malformed entry refuses every import.
     pub fn pinned(&self) -> &Result<Pinned> {
         self.pinned.get_or_init(|| {
-            let raw = self.raw.lock().unwrap_or_else(|e| e.into_inner()).take();
+            let raw = lock(&self.raw).take();
             parse_tools(raw, &self.origin)
         })
     }

@@ -8,6 +8,7 @@
 use crate::client::router::Answerer;
 use crate::client::rpc::Listener;
 use crate::core::asks::{Ask, Asks, Refused};
+use crate::sync::lock;
 use futures::future::BoxFuture;
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -113,18 +114,15 @@ impl Asker {
     }
 
     fn calls(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Flight>> {
-        self.calls.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.calls)
     }
 
     pub fn set_runtime(&self, runtime: tokio::runtime::Handle) {
-        *self.runtime.lock().unwrap_or_else(|e| e.into_inner()) = Some(runtime);
+        *lock(&self.runtime) = Some(runtime);
     }
 
     pub fn runtime(&self) -> Option<tokio::runtime::Handle> {
-        self.runtime
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        lock(&self.runtime).clone()
     }
 
     pub fn begin(&self, call: u64, deadline: Instant, told: Option<Listener>) {

@@ -12,6 +12,7 @@ use crate::core::drift::Drift;
 use crate::core::error::{with_diagnostics, ConfigError};
 use crate::core::jcs::format_f64;
 use crate::core::sweep::{sweep, PageError, SweepBounds, SweepError};
+use crate::sync::lock;
 use crate::transport::observe::Inbound;
 use futures::future::BoxFuture;
 use serde_json::{json, Value};
@@ -113,14 +114,14 @@ impl<C: Connector> Source<C> {
             true => Protocol::Modern,
             false => self.config.protocol,
         };
-        let epoch = self.live.lock().unwrap_or_else(|e| e.into_inner()).epoch;
+        let epoch = lock(&self.live).epoch;
         if let Some(conn) = self.connect_in(protocol).await? {
             return Ok(conn);
         }
         // The server ended the connection on which it refused `initialize`: a new one, opened
         // with `server/discover` (its own `connectMs`), and remembered for the reconnects.
         self.modern_only.store(true, Relaxed);
-        if self.live.lock().unwrap_or_else(|e| e.into_inner()).epoch != epoch {
+        if lock(&self.live).epoch != epoch {
             return Err(SourceError::Failed(format!(
                 "mcp: '{}' was closed while connecting",
                 self.id
@@ -137,7 +138,7 @@ impl<C: Connector> Source<C> {
         let connect = self.config.timeouts.connect;
         let connect_ms = connect.ms;
         let (epoch, mut closed) = {
-            let live = self.live.lock().unwrap_or_else(|e| e.into_inner());
+            let live = lock(&self.live);
             (live.epoch, live.closed.subscribe())
         };
         let router = Rpc::router();
@@ -156,7 +157,7 @@ impl<C: Connector> Source<C> {
                 era: std::sync::OnceLock::new(),
             });
             let registered = {
-                let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
+                let mut live = lock(&self.live);
                 let current = live.epoch == epoch;
                 if current {
                     live.conn = Some(conn.clone());

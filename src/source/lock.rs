@@ -7,6 +7,7 @@ use crate::core::admit::ToolSpec;
 use crate::core::error::ConfigError;
 use crate::core::lock::{check_import, verdict as lock_verdict};
 use crate::core::signs::{across, Neighbour};
+use crate::sync::lock;
 
 /// What every live source of this process admitted last, for the signs across sources.
 pub(super) mod neighbours {
@@ -27,15 +28,12 @@ pub(super) mod neighbours {
             source: id.to_owned(),
             names,
         };
-        all()
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(key, neighbour);
+        crate::sync::lock(all()).insert(key, neighbour);
     }
 
     /// What the live sources other than `key` admitted last.
     pub fn others(key: usize) -> Vec<Neighbour> {
-        let all = all().lock().unwrap_or_else(|e| e.into_inner());
+        let all = crate::sync::lock(all());
         all.iter()
             .filter(|(k, _)| **k != key)
             .map(|(_, n)| Neighbour {
@@ -47,7 +45,7 @@ pub(super) mod neighbours {
 
     /// Source `key` was closed or dropped: nothing of it is admitted any more.
     pub fn forget(key: usize) {
-        all().lock().unwrap_or_else(|e| e.into_inner()).remove(&key);
+        crate::sync::lock(all()).remove(&key);
     }
 }
 
@@ -96,7 +94,7 @@ impl<C: Connector> Source<C> {
             neighbours::admitted(self.key(), self.id(), &tools);
             return Ok(tools);
         };
-        *self.report.lock().unwrap_or_else(|e| e.into_inner()) = Some(report);
+        *crate::sync::lock(&self.report) = Some(report);
         verdict.map_err(SourceError::Refused)?;
         neighbours::admitted(self.key(), self.id(), &tools);
         Ok(tools)
@@ -110,7 +108,7 @@ impl<C: Connector> Source<C> {
     /// What the latest import's lock check found, as JSON text (`lockReport()`); `None`
     /// before any import, or when no lock and no `strict` is in use.
     pub fn lock_report(&self) -> Option<String> {
-        let report = self.report.lock().unwrap_or_else(|e| e.into_inner());
+        let report = lock(&self.report);
         let policy = self.lock.as_ref().map(|_| self.config.lock_policy);
         report.as_ref().map(|r| r.to_json(policy))
     }

@@ -10,6 +10,7 @@ use crate::core::drift::Drift;
 use crate::core::error::{ConfigError, Failure, OAuthFailure};
 use crate::core::lock::{Lock, Report};
 use crate::core::secrets::Secrets;
+use crate::sync::lock;
 use crate::transport::observe::Inbound;
 use crate::transport::Wire;
 use futures::future::BoxFuture;
@@ -320,7 +321,7 @@ impl<C: Connector> Source<C> {
     pub async fn close(&self) {
         lock::neighbours::forget(self.key());
         let live = {
-            let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
+            let mut live = lock(&self.live);
             live.epoch += 1;
             let epoch = live.epoch;
             live.closed.send_replace(epoch);
@@ -337,7 +338,7 @@ impl<C: Connector> Source<C> {
             }
         }
         state.snapshot = None;
-        *self.report.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        *lock(&self.report) = None;
         self.drift.reset();
     }
 }

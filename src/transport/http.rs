@@ -13,6 +13,7 @@ use crate::core::error::Failure;
 use crate::core::headers::needs_encoding;
 use crate::core::secrets::{head, Cut, Secrets};
 use crate::core::url::shown_url;
+use crate::sync::lock;
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use futures::future::BoxFuture;
@@ -180,10 +181,6 @@ pub fn open(
             runtime,
         }),
     }))
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl Shared {

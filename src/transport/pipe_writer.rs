@@ -11,6 +11,7 @@
 //! there every line goes to the writer task: one wake-up per message, never a blocked caller.
 
 use super::observe::Inbound;
+use crate::sync::lock;
 use direct::{Direct, Watch};
 use std::sync::{Arc, Mutex, Weak};
 use tokio::io::AsyncWriteExt;
@@ -80,7 +81,7 @@ impl PipeWriter {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.state)
     }
 
     /// Sends one line (the newline is added here); `request` is the id of the request it

@@ -6,6 +6,7 @@
 //! the host's stderr as it arrives; with `pipe` it is only kept; `ignore` has no pipe at all.
 
 use crate::core::secrets::{tail, Cut, Secrets};
+use crate::sync::lock;
 use std::collections::VecDeque;
 use std::io::{Read, Write};
 use std::sync::{Arc, Mutex};
@@ -60,7 +61,7 @@ impl StderrTail {
     }
 
     fn keep(&self, chunk: &[u8]) {
-        let mut kept = self.bytes.lock().unwrap_or_else(|e| e.into_inner());
+        let mut kept = lock(&self.bytes);
         let Kept { bytes, dropped } = &mut *kept;
         *dropped |= chunk.len() > KEPT_BYTES;
         bytes.extend(chunk.iter().rev().take(KEPT_BYTES).rev());
@@ -80,7 +81,7 @@ impl StderrTail {
     /// the kept bytes' start, is redacted by itself (`Cut::Start`).
     pub fn text(&self, secrets: &Secrets) -> String {
         let (bytes, dropped): (Vec<u8>, bool) = {
-            let kept = self.bytes.lock().unwrap_or_else(|e| e.into_inner());
+            let kept = lock(&self.bytes);
             (kept.bytes.iter().copied().collect(), kept.dropped)
         };
         let cut = if dropped { Cut::Start } else { Cut::Neither };

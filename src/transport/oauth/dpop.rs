@@ -9,6 +9,7 @@
 use super::wire::{now_ms, random_b64};
 use crate::core::config::oauth::DpopKey;
 use crate::core::oauth::jws::{dpop_htu, dpop_proof, valid_nonce, ProofFor, SigningKey};
+use crate::sync::lock;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
@@ -49,7 +50,7 @@ impl Dpop {
     }
 
     fn nonces(&self) -> std::sync::MutexGuard<'_, HashMap<String, String>> {
-        self.nonces.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.nonces)
     }
 
     /// A proof for `htm url`, bound to `access_token` when the request carries one, with the

@@ -37,6 +37,7 @@ use crate::core::error::{Failure, OAuthFailure};
 use crate::core::oauth::{issuers_match, Challenge, MAX_AUTHORIZATIONS};
 use crate::core::secrets::Secrets;
 use crate::core::url::shown_url;
+use crate::sync::lock;
 use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -143,10 +144,6 @@ pub struct Presented {
     pub proof: Option<String>,
     /// The nonce the proof carries.
     pub nonce: Option<String>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl OAuth {

@@ -18,6 +18,7 @@
 //!   end closes, which the system does when the host dies in any way. The watcher is in the
 //!   group, so the group's ends take it too.
 
+use crate::sync::lock;
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, Once, OnceLock};
 use tokio::process::{Child, Command};
@@ -32,10 +33,6 @@ pub struct Children {
 fn all_groups() -> &'static Mutex<HashSet<i32>> {
     static ALL: OnceLock<Mutex<HashSet<i32>>> = OnceLock::new();
     ALL.get_or_init(Default::default)
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl Children {

@@ -11,6 +11,7 @@
 //! The child is created suspended and resumed only once it is in the job, so nothing it starts
 //! can escape. The job handle is not inheritable: no child can keep the job open.
 
+use crate::sync::lock;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -70,10 +71,6 @@ impl Drop for Job {
     fn drop(&mut self) {
         unsafe { CloseHandle(self.0) };
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// The jobs one Node environment started and has not reaped yet, by child process id.
