@@ -2,14 +2,13 @@
 //! handshake, a session) or modern (2026-07-28: no handshake, no session; every request
 //! carries its protocol version, client info and capabilities in `_meta`).
 //!
-//! The era is the client's seam: the opening (`handshake::open`), the envelope every request
-//! gets (`Era::meta`), and how list changes arrive (`listen`) are chosen here, once per
+//! The era is the client's seam: the opening (`handshake::open`), the members every modern
+//! request's `_meta` gets (`modern_meta`, written by `client::text`), and how list changes arrive (`listen`) are chosen here, once per
 //! connection; transports carry text and stay unaware of the era.
 
 use serde_json::Value;
 
-/// The modern revision this client speaks.
-pub const MODERN: &str = "2026-07-28";
+pub use crate::core::revisions::{CLIENT_VERSION, MODERN, PROTOCOL_VERSION, SUPPORTED_VERSIONS};
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Era {
@@ -52,31 +51,8 @@ pub fn modern_meta(capabilities: &str, log_level: Option<&str>) -> String {
     };
     format!(
         "\"io.modelcontextprotocol/protocolVersion\":\"{MODERN}\",\"io.modelcontextprotocol/clientInfo\":{{\"name\":\"rulvar\",\"version\":\"{}\"}},\"io.modelcontextprotocol/clientCapabilities\":{capabilities}{log}",
-        super::handshake::CLIENT_VERSION
+        CLIENT_VERSION
     )
-}
-
-/// `params` (a JSON object's text, as this client writes them) with `members` added to its
-/// `_meta`: an existing `_meta` (a progress token) is always the first member.
-pub fn with_meta(params: &str, members: &str) -> String {
-    let mut out = String::with_capacity(params.len() + members.len() + 12);
-    if let Some(rest) = params.strip_prefix("{\"_meta\":{") {
-        out.push_str("{\"_meta\":{");
-        out.push_str(members);
-        out.push(',');
-        out.push_str(rest);
-    } else if let Some(rest) = params.strip_prefix('{') {
-        out.push_str("{\"_meta\":{");
-        out.push_str(members);
-        out.push('}');
-        if rest.trim_start() != "}" {
-            out.push(',');
-        }
-        out.push_str(rest);
-    } else {
-        out.push_str(params);
-    }
-    out
 }
 
 #[cfg(test)]
@@ -84,24 +60,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn meta_is_spliced_into_every_form_of_params() {
-        let m = "\"k\":1";
-        for (params, expected) in [
-            ("{}", "{\"_meta\":{\"k\":1}}"),
-            (
-                "{\"cursor\":\"c\"}",
-                "{\"_meta\":{\"k\":1},\"cursor\":\"c\"}",
-            ),
-            (
-                "{\"_meta\":{\"progressToken\":3},\"name\":\"x\"}",
-                "{\"_meta\":{\"k\":1,\"progressToken\":3},\"name\":\"x\"}",
-            ),
-        ] {
-            let out = with_meta(params, m);
-            assert_eq!(out, expected);
-            serde_json::from_str::<Value>(&out).unwrap();
-        }
-        serde_json::from_str::<Value>(&format!("{{{}}}", modern_meta("{}", None))).unwrap();
+    fn the_modern_members_are_json() {
+        serde_json::from_str::<Value>(&format!("{{{}}}", modern_meta("{}", Some("info")))).unwrap();
     }
 
     #[test]

@@ -7,16 +7,11 @@
 //! version (-32022) and then ends the connection (rmcp's modern-only servers do, on stdio) is
 //! opened again in the modern era (`Refusal::Reopen`).
 
-use super::era::{Era, MODERN};
+use super::era::{Era, CLIENT_VERSION, MODERN, PROTOCOL_VERSION, SUPPORTED_VERSIONS};
 use super::rpc::{Rpc, RpcError};
 use crate::core::config::Protocol;
 use serde_json::{json, Value};
 use std::time::Duration;
-
-pub const PROTOCOL_VERSION: &str = "2025-11-25";
-pub const SUPPORTED_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
-/// The client's version, as `clientInfo` reports it.
-pub const CLIENT_VERSION: &str = "1.0.0";
 
 /// The client's capabilities as each era declares them (JSON text).
 pub struct Capabilities {

@@ -3,7 +3,10 @@
 //! keep their wire order and a malformed page is seen as it is.
 
 pub mod era;
+mod error;
 pub mod handshake;
+mod pending;
 pub mod router;
 pub mod rpc;
+mod text;
 pub(crate) mod trace;

@@ -2,7 +2,8 @@
 //! (replies, progress), answers the server's own requests, and fails everything pending when
 //! the connection ends.
 
-use super::rpc::{fail_all, Answer, RpcError, Shared};
+use super::error::RpcError;
+use super::pending::{fail_all, Answer, Shared};
 use crate::core::lite::RawObject;
 use crate::sync::lock;
 use crate::transport::observe::{Event, Sink};

@@ -1,165 +1,45 @@
 //! JSON-RPC 2.0 over a transport: ids, pending replies, timeouts, cancellation, server pings.
 
+pub use super::error::{Reply, RpcError};
+use super::pending::{fail_all, Entry, Pending, Shared};
+pub use super::pending::{Answer, Fast, Listener, Waiter};
 use super::router::Router;
+use super::text::{self, Meta};
 use super::trace::{Ended, Tracer};
-use crate::core::error::Failure;
-use crate::core::lite::RawObject;
 use crate::sync::lock;
 use crate::transport::{Route, Wire};
 use serde_json::{json, Value};
-use std::collections::{BTreeSet, HashMap};
-use std::fmt::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
 use tokio::sync::{oneshot, Notify};
 
-#[derive(Debug, Clone, PartialEq)]
-pub enum RpcError {
-    /// The server answered with a JSON-RPC error.
-    Remote {
-        code: i64,
-        message: String,
-    },
-    /// Our transport could not deliver the request (its text is ours, already redacted).
-    Transport(Failure),
-    /// The connection is gone (closed by us, or the server died).
-    Closed(String),
-    TimedOut,
-    /// The caller gave up (an abort signal).
-    Cancelled,
-}
-
-impl RpcError {
-    pub fn describe(&self) -> String {
-        match self {
-            RpcError::Remote { code, message } => format!("MCP error {code}: {message}"),
-            RpcError::Transport(failure) => failure.message.clone(),
-            RpcError::Closed(reason) => reason.clone(),
-            RpcError::TimedOut => "request timed out".into(),
-            RpcError::Cancelled => "request was cancelled".into(),
-        }
-    }
-
-    /// What the caller is told: `describe()`'s text, with the OAuth kind our transport gave it.
-    pub fn into_failure(self) -> Failure {
-        match self {
-            RpcError::Transport(failure) => failure,
-            other => other.describe().into(),
-        }
-    }
-}
-
-pub type Reply = Result<Value, RpcError>;
-
 /// The requests sent again, once, when a modern connection lost their answer.
 const REISSUED: [&str; 2] = ["tools/list", "server/discover"];
-/// Receives the params of each `notifications/progress` for one request, on the reading thread.
-pub type Listener = Arc<dyn Fn(Value) + Send + Sync>;
-
-/// Maps a reply's `result` while it is still text (see `Router::frame`): the outcome, or
-/// `None` to have the reply parsed into a `Value` and answered as any other.
-pub type Fast = Arc<dyn Fn(&RawObject<'_>) -> Option<Result<String, Failure>> + Send + Sync>;
-
-/// What a waiter is answered with: the reply, or what its `Fast` made of it.
-pub enum Answer {
-    Reply(Reply),
-    Mapped(Result<String, Failure>),
+/// One request as its sender describes it; the client writes its text (`client::text`).
+pub struct Request<'a> {
+    pub method: &'a str,
+    /// The params object's JSON text, without `_meta` (the client writes that).
+    pub params: &'a str,
+    /// The sender's own `_meta` members' text (a trace context).
+    pub meta: Option<&'a str>,
+    /// The one thing the request is about (`tools/call`: the tool) and the arguments its tool
+    /// declares mirrored: a modern HTTP request carries them in headers.
+    pub name: Option<&'a str>,
+    pub mirrored: Vec<(String, String)>,
 }
 
-/// Takes a request's reply exactly once. One dropped unanswered (its connection torn down
-/// without a reason) answers "connection closed", so no caller ever waits forever.
-pub struct Waiter {
-    f: Option<Box<dyn FnOnce(Answer) + Send>>,
-    fast: Option<Fast>,
-}
-
-impl Waiter {
-    pub fn new(f: impl FnOnce(Reply) + Send + 'static) -> Self {
-        Self::answered(None, move |answer| match answer {
-            Answer::Reply(reply) => f(reply),
-            // Never given without a `Fast`.
-            Answer::Mapped(_) => f(Err(RpcError::Closed("connection closed".into()))),
-        })
-    }
-
-    /// A waiter whose reply `fast` may map from its text, `f` then getting `Answer::Mapped`.
-    pub fn answered(fast: Option<Fast>, f: impl FnOnce(Answer) + Send + 'static) -> Self {
+impl<'a> Request<'a> {
+    pub fn new(method: &'a str, params: &'a str) -> Self {
         Self {
-            f: Some(Box::new(f)),
-            fast,
-        }
-    }
-
-    pub(super) fn answer(self, reply: Reply) {
-        self.give(Answer::Reply(reply));
-    }
-
-    pub(super) fn give(mut self, answer: Answer) {
-        if let Some(f) = self.f.take() {
-            f(answer);
+            method,
+            params,
+            meta: None,
+            name: None,
+            mirrored: Vec::new(),
         }
     }
 }
-
-impl Drop for Waiter {
-    fn drop(&mut self) {
-        if let Some(f) = self.f.take() {
-            f(Answer::Reply(Err(RpcError::Closed(
-                "connection closed".into(),
-            ))));
-        }
-    }
-}
-
-pub(super) struct Entry {
-    waiter: Waiter,
-    deadline: Option<Instant>,
-}
-
-#[derive(Default)]
-pub(super) struct Pending {
-    replies: HashMap<u64, Entry>,
-    pub(super) progress: HashMap<u64, Listener>,
-    /// Requests with a deadline, earliest first; the timer task expires them.
-    deadlines: BTreeSet<(Instant, u64)>,
-    /// The deadline the timer task sleeps toward; an earlier one must wake it.
-    timer_target: Option<Instant>,
-    /// Set once the connection is gone: every later request fails with it.
-    closed: Option<String>,
-    /// Waiters in `replies` with a `Fast`: none (a sweep's pages, the handshake), and the
-    /// router does not read a reply's text for one.
-    fast_waiters: usize,
-}
-
-impl Pending {
-    /// Whether any waiter has a `Fast`.
-    pub(super) fn expects_fast(&self) -> bool {
-        self.fast_waiters > 0
-    }
-
-    /// The `Fast` of request `id`'s waiter, if it has one.
-    pub(super) fn fast(&self, id: u64) -> Option<Fast> {
-        self.replies.get(&id)?.waiter.fast.clone()
-    }
-
-    fn insert(&mut self, id: u64, entry: Entry) {
-        self.fast_waiters += usize::from(entry.waiter.fast.is_some());
-        self.replies.insert(id, entry);
-    }
-
-    pub(super) fn take(&mut self, id: u64) -> Option<Waiter> {
-        self.progress.remove(&id);
-        let entry = self.replies.remove(&id)?;
-        self.fast_waiters -= usize::from(entry.waiter.fast.is_some());
-        if let Some(at) = entry.deadline {
-            self.deadlines.remove(&(at, id));
-        }
-        Some(entry.waiter)
-    }
-}
-
-pub(super) type Shared = Arc<Mutex<Pending>>;
 
 pub struct Rpc {
     wire: Arc<dyn Wire>,
@@ -241,7 +121,7 @@ impl Rpc {
         protocol_version: &str,
     ) -> impl std::future::Future<Output = Result<(), RpcError>> + Send + 'static {
         let _ = self.version.set(protocol_version.to_owned());
-        let text = envelope(None, "notifications/initialized", "{}");
+        let text = text::notification("notifications/initialized", "{}");
         let delivered = self.wire.initialized(protocol_version, text);
         async move { delivered.await.map_err(RpcError::Closed) }
     }
@@ -251,38 +131,26 @@ impl Rpc {
         self.next_id.fetch_add(1, Ordering::Relaxed)
     }
 
-    /// Sends one request without waiting: `waiter` gets the reply, the timeout, or the
-    /// connection's end, on whichever thread that happens. Safe to call from any thread; no
-    /// task is spawned per request. `progress` receives the request's progress notifications.
+    /// `submit_text` with the params as a `Value`.
+    #[cfg(test)]
     pub fn submit(
         &self,
         id: u64,
         method: &str,
-        mut params: Value,
+        params: Value,
         timeout: Option<Duration>,
         progress: Option<Listener>,
         waiter: Waiter,
     ) {
-        if progress.is_some() {
-            if let Value::Object(p) = &mut params {
-                // `_meta` goes first, where a modern connection's members are spliced in.
-                let mut meta = match p.remove("_meta") {
-                    Some(Value::Object(meta)) => meta,
-                    _ => serde_json::Map::new(),
-                };
-                meta.insert("progressToken".into(), json!(id));
-                let rest = std::mem::take(p);
-                p.insert("_meta".into(), Value::Object(meta));
-                p.extend(rest);
-            }
-        }
         let text = serde_json::to_string(&params).unwrap_or_else(|_| "{}".into());
         self.submit_text(id, method, &text, timeout, progress, waiter);
     }
 
-    /// `submit` with the params already JSON text, written as they are: a caller that holds
-    /// the text does not parse and print it again. One that asks for progress has put
-    /// `"_meta": {"progressToken": id}` in it.
+    /// Sends one request without waiting: `waiter` gets the reply, the timeout, or the
+    /// connection's end, on whichever thread that happens. Safe to call from any thread; no
+    /// task is spawned per request. `progress` receives the request's progress notifications.
+    /// The params are JSON text, written as they are: a caller that holds the text does not
+    /// parse and print it again.
     pub fn submit_text(
         &self,
         id: u64,
@@ -292,32 +160,24 @@ impl Rpc {
         progress: Option<Listener>,
         waiter: Waiter,
     ) {
-        self.submit_named(
-            id,
-            method,
-            None,
-            Vec::new(),
-            params,
-            timeout,
-            progress,
-            waiter,
-        )
+        self.send(id, Request::new(method, params), timeout, progress, waiter)
     }
 
-    /// `submit_text` for a request about one named thing (`tools/call`: the tool's name, which a
-    /// modern HTTP request mirrors in a header, with the arguments its tool declares mirrored).
-    #[allow(clippy::too_many_arguments)]
-    pub fn submit_named(
+    /// `submit_text` for a request described whole (`Request`: its own `_meta` members, the
+    /// named thing a modern HTTP request mirrors). Its text is written here, once.
+    pub fn send(
         &self,
         id: u64,
-        method: &str,
-        name: Option<&str>,
-        mirrored: Vec<(String, String)>,
-        params: &str,
+        request: Request<'_>,
         timeout: Option<Duration>,
         progress: Option<Listener>,
         waiter: Waiter,
     ) {
+        let meta = Meta {
+            modern: self.meta.get().map(String::as_str),
+            own: request.meta,
+            progress: progress.is_some(),
+        };
         let deadline = timeout.map(|t| Instant::now() + t);
         let mut wake_timer = false;
         {
@@ -339,18 +199,18 @@ impl Rpc {
         if wake_timer {
             self.timer.notify_one();
         }
-        let sent = match self.meta.get() {
-            Some(members) => {
-                let text = envelope(Some(id), method, &super::era::with_meta(params, members));
+        let text = text::request(id, request.method, meta, request.params);
+        let sent = match meta.modern {
+            Some(_) => {
                 let route = Route {
                     version: super::era::MODERN,
-                    method: method.to_owned(),
-                    name: name.map(str::to_owned),
-                    params: mirrored,
+                    method: request.method.to_owned(),
+                    name: request.name.map(str::to_owned),
+                    params: request.mirrored,
                 };
                 self.wire.send_routed(text, id, route)
             }
-            None => self.wire.send(envelope(Some(id), method, params), Some(id)),
+            None => self.wire.send(text, Some(id)),
         };
         if let Err(reason) = sent {
             if let Some(waiter) = lock(&self.pending).take(id) {
@@ -379,27 +239,28 @@ impl Rpc {
         }
     }
 
-    async fn request_once(
-        &self,
-        method: &str,
-        mut params: Value,
-        timeout: Option<Duration>,
-    ) -> Reply {
+    async fn request_once(&self, method: &str, params: Value, timeout: Option<Duration>) -> Reply {
         let id = self.reserve_id();
         let tracer = self.tracer.get().cloned();
+        let mut own = None;
         if let Some(tracer) = &tracer {
             let begun = tracer.begin(method, id);
             let members = match timeout {
                 Some(limit) => tokio::time::timeout(limit, begun).await.unwrap_or_default(),
                 None => begun.await,
             };
-            super::trace::with_members(&mut params, members);
+            own = super::trace::members_text(&members);
         }
         let (tx, rx) = oneshot::channel();
         let waiter = Waiter::new(move |reply| {
             let _ = tx.send(reply);
         });
-        self.submit(id, method, params, timeout, None, waiter);
+        let text = serde_json::to_string(&params).unwrap_or_else(|_| "{}".into());
+        let request = Request {
+            meta: own.as_deref(),
+            ..Request::new(method, &text)
+        };
+        self.send(id, request, timeout, None, waiter);
         let reply = rx
             .await
             .unwrap_or_else(|_| Err(RpcError::Closed("connection closed".into())));
@@ -409,7 +270,7 @@ impl Rpc {
                 (Ok(result), "initialize") => result
                     .get("protocolVersion")
                     .and_then(Value::as_str)
-                    .filter(|v| super::handshake::SUPPORTED_VERSIONS.contains(v))
+                    .filter(|v| super::era::SUPPORTED_VERSIONS.contains(v))
                     .map(str::to_owned),
                 _ => None,
             };
@@ -448,7 +309,7 @@ fn tell_cancelled(wire: &dyn Wire, pending: &Mutex<Pending>, id: u64, reason: &s
     if lock(pending).closed.is_none() {
         let params = json!({ "requestId": id, "reason": reason });
         let _ = wire.send(
-            envelope(None, "notifications/cancelled", &params.to_string()),
+            text::notification("notifications/cancelled", &params.to_string()),
             None,
         );
     }
@@ -501,45 +362,11 @@ async fn expire_deadlines(pending: Weak<Mutex<Pending>>, timer: Arc<Notify>, wir
     }
 }
 
-/// The JSON-RPC text of a request or notification around params already serialized: this is
-/// on the path of every call.
-fn envelope(id: Option<u64>, method: &str, params: &str) -> String {
-    let mut out = String::with_capacity(params.len() + method.len() + 48);
-    out.push_str("{\"jsonrpc\":\"2.0\",");
-    if let Some(id) = id {
-        let _ = write!(out, "\"id\":{id},");
-    }
-    out.push_str("\"method\":");
-    crate::core::jcs::write_string(&mut out, method);
-    out.push_str(",\"params\":");
-    out.push_str(params);
-    out.push('}');
-    out
-}
-
-pub(super) fn fail_all(pending: &Mutex<Pending>, timer: &Notify, reason: &str) {
-    let replies = {
-        let mut p = lock(pending);
-        if p.closed.is_none() {
-            p.closed = Some(reason.to_owned());
-        }
-        p.progress.clear();
-        p.deadlines.clear();
-        p.fast_waiters = 0;
-        std::mem::take(&mut p.replies)
-    };
-    timer.notify_one();
-    for (_, entry) in replies {
-        entry
-            .waiter
-            .answer(Err(RpcError::Closed(reason.to_owned())));
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::core::drift::Drift;
+    use crate::core::lite::RawObject;
     use crate::transport::observe::Inbound;
 
     /// A wire that records what was sent and can answer through the router.

@@ -9,7 +9,7 @@
 //! (`call_error_type`). Only low-cardinality words cross: never arguments, results, headers
 //! or a server's message.
 
-use super::rpc::RpcError;
+use super::error::RpcError;
 use futures::future::BoxFuture;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
@@ -85,23 +85,6 @@ pub(crate) fn members_text(members: &Map<String, Value>) -> Option<String> {
     Some(text[1..text.len() - 1].to_owned())
 }
 
-/// `params` with `members` added to its `_meta`, which stays its first member (where a modern
-/// connection's members are spliced in; see `era::with_meta`).
-pub(crate) fn with_members(params: &mut Value, members: Map<String, Value>) {
-    let Value::Object(p) = params else { return };
-    if members.is_empty() {
-        return;
-    }
-    let mut meta = match p.remove("_meta") {
-        Some(Value::Object(meta)) => meta,
-        _ => Map::new(),
-    };
-    meta.extend(members);
-    let rest = std::mem::take(p);
-    p.insert("_meta".into(), Value::Object(meta));
-    p.extend(rest);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -128,20 +111,6 @@ mod tests {
         let long = json!({ "baggage": "x".repeat(MAX_VALUE + 1) }).to_string();
         assert!(meta_members(&long).is_empty());
         assert_eq!(members_text(&Map::new()), None);
-    }
-
-    #[test]
-    fn members_join_an_existing_meta_which_stays_first() {
-        let members = meta_members(r#"{"traceparent":"t"}"#);
-        let mut params = json!({"cursor": "c", "_meta": {"progressToken": 1}});
-        with_members(&mut params, members.clone());
-        assert_eq!(
-            params.to_string(),
-            r#"{"_meta":{"progressToken":1,"traceparent":"t"},"cursor":"c"}"#
-        );
-        let mut bare = json!({});
-        with_members(&mut bare, members);
-        assert_eq!(bare.to_string(), r#"{"_meta":{"traceparent":"t"}}"#);
     }
 
     #[test]

@@ -18,6 +18,7 @@ pub(crate) mod lockdiff;
 pub(crate) mod oauth;
 pub(crate) mod raw;
 pub mod result;
+pub(crate) mod revisions;
 pub(crate) mod secrets;
 pub(crate) mod signs;
 pub(crate) mod sweep;

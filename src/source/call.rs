@@ -8,7 +8,7 @@
 use super::asks::Asker;
 use super::tasks;
 use super::{redacted, redacted_failure, ErrorType, Snapshot};
-use crate::client::rpc::{Answer, Fast, Listener, RpcError, Waiter};
+use crate::client::rpc::{Answer, Fast, Listener, Request, RpcError, Waiter};
 use crate::client::trace::{result_error_type, rpc_error_type};
 use crate::core::error::Failure;
 use crate::core::jcs::{format_f64, write_string};
@@ -16,7 +16,6 @@ use crate::core::lite::RawObject;
 use crate::core::result::{map_raw_result, map_result};
 use crate::core::secrets::Secrets;
 use serde_json::{Map, Value};
-use std::fmt::Write;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -72,15 +71,8 @@ pub(super) type Failed = (Failure, ErrorType);
 impl Rounds {
     /// The params of request `id` of a further round: the call's arguments and trace members
     /// again, and `extra` members.
-    fn params(&self, id: u64, name: &str, extra: &str) -> String {
-        params(
-            id,
-            self.progress.is_some(),
-            self.meta.as_deref(),
-            name,
-            &self.input,
-            extra,
-        )
+    fn params(&self, name: &str, extra: &str) -> String {
+        params(name, &self.input, extra)
     }
 }
 
@@ -93,32 +85,11 @@ pub(super) fn typed(error_type: &'static str) -> impl FnOnce(Failure) -> Failed 
 }
 
 /// The params of a request for the tool, around the caller's own input text (JSON already):
-/// the arguments are not printed again on every call. `meta`: trace members for `_meta`.
-pub(super) fn params(
-    id: u64,
-    progress: bool,
-    meta: Option<&str>,
-    name: &str,
-    input: &str,
-    extra: &str,
-) -> String {
-    let mut params = String::with_capacity(input.len() + name.len() + extra.len() + 64);
-    params.push('{');
-    match (meta, progress) {
-        (None, false) => {}
-        (None, true) => {
-            let _ = write!(params, "\"_meta\":{{\"progressToken\":{id}}},");
-        }
-        (Some(members), wants) => {
-            params.push_str("\"_meta\":{");
-            params.push_str(members);
-            if wants {
-                let _ = write!(params, ",\"progressToken\":{id}");
-            }
-            params.push_str("},");
-        }
-    }
-    params.push_str("\"name\":");
+/// the arguments are not printed again on every call. The client writes `_meta` (the trace
+/// members, the progress token) around them.
+pub(super) fn params(name: &str, input: &str, extra: &str) -> String {
+    let mut params = String::with_capacity(input.len() + name.len() + extra.len() + 24);
+    params.push_str("{\"name\":");
     write_string(&mut params, name);
     params.push_str(",\"arguments\":");
     params.push_str(input);
@@ -133,6 +104,7 @@ pub(super) fn submit<D>(
     plan: Arc<Plan>,
     id: u64,
     params: &str,
+    meta: Option<&str>,
     mirrored: Vec<(String, String)>,
     timeout: Duration,
     progress: Option<Listener>,
@@ -143,16 +115,16 @@ pub(super) fn submit<D>(
     let snapshot = plan.snapshot.clone();
     let spec = &snapshot.tools[plan.index];
     let waiter = waiter(plan, done);
-    snapshot.conn.rpc.submit_named(
-        id,
-        "tools/call",
-        Some(&spec.original),
+    let request = Request {
+        meta,
+        name: Some(&spec.original),
         mirrored,
-        params,
-        Some(timeout),
-        progress,
-        waiter,
-    );
+        ..Request::new("tools/call", params)
+    };
+    snapshot
+        .conn
+        .rpc
+        .send(id, request, Some(timeout), progress, waiter);
 }
 
 fn waiter<D>(plan: Arc<Plan>, done: D) -> Waiter
@@ -268,7 +240,16 @@ fn again(plan: Arc<Plan>, result: Value, done: Done) {
                 };
                 let left = rounds.deadline.saturating_duration_since(Instant::now());
                 let (mirrored, progress) = (rounds.mirrored.clone(), rounds.progress.clone());
-                submit(plan.clone(), id, &params, mirrored, left, progress, done);
+                submit(
+                    plan.clone(),
+                    id,
+                    &params,
+                    rounds.meta.as_deref(),
+                    mirrored,
+                    left,
+                    progress,
+                    done,
+                );
             }
             Err((f, kind)) => done(plan.first, Err((redacted_failure(&plan.secrets, f), kind))),
         }
@@ -287,9 +268,19 @@ fn repeat(plan: Arc<Plan>, done: Done) {
         return done(plan.first, Err(typed("cancelled")(aborted)));
     }
     let left = rounds.deadline.saturating_duration_since(Instant::now());
-    let text = rounds.params(id, &spec.original, "");
+    let text = rounds.params(&spec.original, "");
     let (mirrored, progress) = (rounds.mirrored.clone(), rounds.progress.clone());
-    submit(plan.clone(), id, &text, mirrored, left, progress, done);
+    let meta = rounds.meta.as_deref();
+    submit(
+        plan.clone(),
+        id,
+        &text,
+        meta,
+        mirrored,
+        left,
+        progress,
+        done,
+    );
 }
 
 /// A result mapped for the host (its JSON text), as the waiter maps a reply.
@@ -389,7 +380,7 @@ async fn next_round(plan: &Plan, result: Value) -> Result<(u64, String), Failed>
         extra.push_str(",\"requestState\":");
         extra.push_str(&state.to_string());
     }
-    let text = rounds.params(id, &spec.original, &extra);
+    let text = rounds.params(&spec.original, &extra);
     Ok((id, text))
 }
 

@@ -72,7 +72,7 @@ impl<C: Connector> Source<C> {
             true => format!(",\"task\":{{\"ttl\":{}}}", call_ms.min(9e15) as u64),
             false => String::new(),
         };
-        let text = call::params(id, progress.is_some(), meta, &spec.original, input, &task);
+        let text = call::params(&spec.original, input, &task);
         // Arguments a modern HTTP request mirrors into headers (read only for tools that
         // declare some).
         let mirrored = match spec.headers.is_empty() {
@@ -101,7 +101,7 @@ impl<C: Connector> Source<C> {
             .flatten();
         let Some(runtime) = runtime else {
             let plan = Arc::new(plan);
-            call::submit(plan, id, &text, mirrored, timeout, progress, done);
+            call::submit(plan, id, &text, meta, mirrored, timeout, progress, done);
             return Ok(id);
         };
         let deadline = std::time::Instant::now() + timeout;
@@ -119,7 +119,16 @@ impl<C: Connector> Source<C> {
             repeated: Default::default(),
         });
         let done = self.tracked(&plan, id, deadline, done);
-        call::submit(Arc::new(plan), id, &text, mirrored, timeout, progress, done);
+        call::submit(
+            Arc::new(plan),
+            id,
+            &text,
+            meta,
+            mirrored,
+            timeout,
+            progress,
+            done,
+        );
         Ok(id)
     }
 

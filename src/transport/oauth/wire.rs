@@ -10,7 +10,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 /// The largest metadata document, registration or token answer read.
 pub(super) const MAX_BODY: usize = 256 * 1024;
-pub(super) const PROTOCOL_VERSION: &str = "2025-11-25";
+pub(super) use crate::core::revisions::PROTOCOL_VERSION;
 
 pub(super) fn now_ms() -> u64 {
     SystemTime::now()

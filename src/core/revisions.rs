@@ -1,0 +1,11 @@
+//! The protocol revisions this client speaks and its name for itself: one list, asked by the
+//! client's opening and envelope and by the OAuth requests a transport makes.
+
+/// The modern revision this client speaks.
+pub const MODERN: &str = "2026-07-28";
+/// The legacy revision `initialize` asks for (and the OAuth metadata requests name).
+pub const PROTOCOL_VERSION: &str = "2025-11-25";
+/// Every legacy revision `initialize` accepts back.
+pub const SUPPORTED_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+/// The client's version, as `clientInfo` reports it.
+pub const CLIENT_VERSION: &str = "1.0.0";
