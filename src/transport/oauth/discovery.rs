@@ -89,11 +89,11 @@ impl OAuth {
             return Fetched::Missing;
         }
         match read_body(response).await {
-            Ok(body) => match serde_json::from_slice::<Value>(&body) {
+            Some(body) => match serde_json::from_slice::<Value>(&body) {
                 Ok(v @ Value::Object(_)) => Fetched::Found(v),
                 _ => Fetched::Missing,
             },
-            Err(_) => Fetched::Missing,
+            None => Fetched::Missing,
         }
     }
 

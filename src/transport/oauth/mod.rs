@@ -153,12 +153,11 @@ impl OAuth {
         host: Arc<dyn OAuthHost>,
         secrets: Arc<Secrets>,
     ) -> Result<Arc<OAuth>, Failure> {
-        super::http::ensure_crypto_provider();
-        let http = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .timeout(REQUEST_TIMEOUT)
-            .build()
-            .map_err(|e| format!("mcp: could not build the HTTP client: {e}"))?;
+        let http = super::web::client(
+            reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .timeout(REQUEST_TIMEOUT),
+        )?;
         let dpop = cfg.dpop.as_ref().map(dpop::Dpop::new).transpose()?;
         Ok(Arc::new(OAuth {
             cfg,

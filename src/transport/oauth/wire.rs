@@ -63,17 +63,8 @@ fn refusal(what: &str, status: u16, body: &Value) -> Failure {
     Failure::oauth(OAuthFailure::Refused(code), message)
 }
 
-pub(super) async fn read_body(mut response: reqwest::Response) -> Result<Vec<u8>, String> {
-    let mut body = Vec::new();
-    while let Some(chunk) = response
-        .chunk()
+pub(super) async fn read_body(response: reqwest::Response) -> Option<Vec<u8>> {
+    crate::transport::web::read_body(response, MAX_BODY)
         .await
-        .map_err(|e| e.without_url().to_string())?
-    {
-        if body.len() + chunk.len() > MAX_BODY {
-            return Err("too large".into());
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(body)
+        .ok()
 }

@@ -5,13 +5,15 @@
 //! request, so a rotated token reaches the very next one. Redirects are followed only within
 //! the same origin: header values are credentials and must not reach another host.
 
+mod stream;
+
 use super::oauth::{OAuth, Presented, DPOP};
 use super::observe::Inbound;
-use super::sse::SseParser;
+use super::web::{self, describe, read_text};
 use super::{Route, Wire, MAX_FRAME_BYTES};
 use crate::core::error::Failure;
 use crate::core::headers::needs_encoding;
-use crate::core::secrets::{head, Cut, Secrets};
+use crate::core::secrets::Secrets;
 use crate::core::url::shown_url;
 use crate::sync::lock;
 use base64::engine::general_purpose::STANDARD;
@@ -43,18 +45,11 @@ const MCP_METHOD: &str = "mcp-method";
 const MCP_NAME: &str = "mcp-name";
 const PROTOCOL: &str = "mcp-protocol-version";
 const LAST_EVENT_ID: &str = "last-event-id";
-/// How far past what an error shows of a body is read, so a secret crossing the cut is whole.
-const DETAIL_MARGIN: usize = 4096;
 /// How long a DELETE of the session may take at close.
 const DELETE_TIMEOUT: Duration = Duration::from_secs(2);
-const DEFAULT_RETRY: Duration = Duration::from_secs(1);
-/// How many times a request's broken SSE stream is resumed before the request fails.
-const RESUME_ATTEMPTS: usize = 5;
+pub(super) const DEFAULT_RETRY: Duration = Duration::from_secs(1);
 /// Redirects followed for one request (all within the origin) before it fails.
 const MAX_REDIRECTS: usize = 5;
-/// Times the notification stream is opened again after it ends, before listening stops: a
-/// server that ends it at once on every open must not keep the connection busy for ever.
-const MAX_STREAM_RECONNECTS: usize = 1000;
 
 #[derive(Default)]
 struct Opening {
@@ -122,15 +117,6 @@ pub struct HttpWire {
     shared: Arc<Shared>,
 }
 
-/// rustls needs one process-wide crypto provider before any client is built.
-pub(crate) fn ensure_crypto_provider() {
-    static INSTALLED: std::sync::Once = std::sync::Once::new();
-    INSTALLED.call_once(|| {
-        // Err only when the host process already installed one, which serves as well.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    });
-}
-
 /// `secrets` redacts what the server's bodies echo of the request (its header values).
 pub fn open(
     url: &str,
@@ -139,7 +125,6 @@ pub fn open(
     inbound: Inbound,
     secrets: Arc<Secrets>,
 ) -> Result<Arc<HttpWire>, String> {
-    ensure_crypto_provider();
     // Requests are sent from the JS thread too, which is outside the runtime.
     let runtime = tokio::runtime::Handle::try_current()
         .map_err(|_| "mcp: the HTTP transport needs the async runtime".to_owned())?;
@@ -159,10 +144,7 @@ pub fn open(
             attempt.follow()
         }
     });
-    let client = reqwest::Client::builder()
-        .redirect(policy)
-        .build()
-        .map_err(|e| format!("mcp: could not build the HTTP client: {e}"))?;
+    let client = web::client(reqwest::Client::builder().redirect(policy))?;
     Ok(Arc::new(HttpWire {
         shared: Arc::new(Shared {
             url: url.to_owned(),
@@ -398,7 +380,7 @@ impl Shared {
             // A modern server refuses what it cannot serve (a legacy opening among them) with
             // a 4xx whose body is the JSON-RPC error: that error is the answer, which tells the
             // opening which era the server speaks.
-            if let (Some(id), Ok(bytes)) = (request_id, read_limited(response).await) {
+            if let (Some(id), Ok(bytes)) = (request_id, read_frame(response).await) {
                 let answers = serde_json::from_slice::<Value>(&bytes).is_ok_and(|m| {
                     m.get("id").and_then(Value::as_u64) == Some(id) && m.get("error").is_some()
                 });
@@ -439,7 +421,7 @@ impl Shared {
                 self.resume(id, last_id, end.retry).await;
             }
         } else if content_type.starts_with("application/json") {
-            match read_limited(response).await {
+            match read_frame(response).await {
                 Ok(bytes) => {
                     if !self.inbound.push_text(&bytes) {
                         fail("mcp: the server answered with a body that is not JSON".into());
@@ -457,88 +439,6 @@ impl Shared {
         fail(Failure::lost(
             "mcp: the server ended its HTTP answer without a JSON-RPC response".into(),
         ));
-    }
-
-    /// Pushes every event of an SSE response; tells whether `awaited` got its answer.
-    async fn read_events(
-        self: &Arc<Self>,
-        response: reqwest::Response,
-        awaited: Option<u64>,
-    ) -> SseEnd {
-        let mut parser = SseParser::default();
-        let mut response = response;
-        let mut answered = false;
-        let mut refused = None;
-        loop {
-            match response.chunk().await {
-                Ok(Some(bytes)) => {
-                    let events = match parser.feed(&bytes) {
-                        Ok(events) => events,
-                        Err(refusal) => {
-                            refused = Some(refusal);
-                            break;
-                        }
-                    };
-                    for data in events {
-                        if let Some(message) = self.inbound.parse(data.as_bytes()) {
-                            answered |= awaited.is_some()
-                                && message.get("id").and_then(Value::as_u64) == awaited
-                                && message.get("method").is_none();
-                            self.inbound.push(message);
-                        }
-                    }
-                }
-                Ok(None) => break,
-                Err(_) => break,
-            }
-        }
-        let end = SseEnd {
-            last_id: parser.last_id.take(),
-            retry: parser.retry,
-            answered,
-            refused,
-        };
-        parser.release();
-        end
-    }
-
-    /// A GET event stream, resuming after `last_id` when given; None when the server has none.
-    async fn open_stream(&self, last_id: Option<&str>) -> Option<reqwest::Response> {
-        match self
-            .send(None, "text/event-stream", last_id, false, None)
-            .await
-        {
-            Ok(r)
-                if r.status().is_success() && content_type(&r).starts_with("text/event-stream") =>
-            {
-                Some(r)
-            }
-            _ => None,
-        }
-    }
-
-    /// A request's SSE stream ended before its answer but named its last event: resume with
-    /// a GET after the server's `retry` delay (SEP-1699) instead of failing the request.
-    async fn resume(
-        self: &Arc<Self>,
-        request_id: u64,
-        mut last_id: String,
-        mut retry: Option<Duration>,
-    ) {
-        for _attempt in 0..RESUME_ATTEMPTS {
-            tokio::time::sleep(retry.unwrap_or(DEFAULT_RETRY)).await;
-            let Some(response) = self.open_stream(Some(&last_id)).await else {
-                return;
-            };
-            let end = self.read_events(response, Some(request_id)).await;
-            if end.answered {
-                return;
-            }
-            if let Some(id) = end.last_id {
-                last_id = id;
-            }
-            retry = end.retry.or(retry);
-        }
     }
 
     /// The initialized notification, awaited: any 2xx is acceptance (202 by the spec; the SDK
@@ -564,42 +464,6 @@ impl Shared {
             self.shown
         ))
     }
-
-    /// The optional GET stream for notifications outside any request (listChanged among them),
-    /// starting with `first`, the response the handshake waited for. Reconnects with
-    /// `Last-Event-ID` after the server's `retry` delay; a 405 (or any refusal) means none.
-    async fn listen(self: Arc<Self>, first: reqwest::Response) {
-        let mut last_id: Option<String> = None;
-        let mut retry = DEFAULT_RETRY;
-        let mut first = Some(first);
-        for _attempt in 0..MAX_STREAM_RECONNECTS {
-            let response = match first.take() {
-                Some(response) => response,
-                None => match self.open_stream(last_id.as_deref()).await {
-                    Some(response) => response,
-                    None => return,
-                },
-            };
-            let end = self.read_events(response, None).await;
-            if end.last_id.is_some() {
-                last_id = end.last_id;
-            }
-            if let Some(r) = end.retry {
-                retry = r;
-            }
-            tokio::time::sleep(retry).await;
-        }
-    }
-}
-
-/// Where an SSE stream stopped: what a reconnect resumes from, and the server's retry delay.
-struct SseEnd {
-    last_id: Option<String>,
-    retry: Option<Duration>,
-    /// The awaited request's answer came on this stream.
-    answered: bool,
-    /// The stream was given up: an event over the frame limit.
-    refused: Option<String>,
 }
 
 /// The request-metadata headers of a modern request; they win over the host's. A name that is
@@ -632,52 +496,11 @@ fn content_type(response: &reqwest::Response) -> String {
         .to_ascii_lowercase()
 }
 
-/// A request's failure and its causes, without its URL (which can carry credentials).
-fn describe(e: reqwest::Error) -> String {
-    let e = e.without_url();
-    let mut out = e.to_string();
-    let mut source = std::error::Error::source(&e);
-    while let Some(s) = source {
-        out.push_str(": ");
-        out.push_str(&s.to_string());
-        source = s.source();
-    }
-    out
-}
-
-async fn read_limited(mut response: reqwest::Response) -> Result<Vec<u8>, String> {
-    let mut body = Vec::new();
-    while let Some(chunk) = response.chunk().await.map_err(describe)? {
-        if body.len() + chunk.len() > MAX_FRAME_BYTES {
-            super::release_buffer(body);
-            return Err(super::frame_limit_refusal());
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(body)
-}
-
-async fn read_text(response: reqwest::Response, max: usize, secrets: &Secrets) -> String {
-    // Read past `max` so a value that crosses it is seen whole, then redact, then cut: cut
-    // first, the part of a secret before the cut would be shown (and one that runs past
-    // what is read is redacted by its part, `Cut::End`).
-    let limit = max + DETAIL_MARGIN;
-    let mut response = response;
-    let mut body = Vec::new();
-    while let Ok(Some(chunk)) = response.chunk().await {
-        body.extend_from_slice(&chunk);
-        if body.len() > limit {
-            break;
-        }
-    }
-    let cut = if body.len() > limit {
-        body.truncate(limit);
-        Cut::End
-    } else {
-        Cut::Neither
-    };
-    let text = secrets.redact_bytes(&body, cut);
-    head(text.trim(), max).trim_end().to_owned()
+/// A JSON body: one message, bounded like every frame.
+async fn read_frame(response: reqwest::Response) -> Result<Vec<u8>, String> {
+    web::read_body(response, MAX_FRAME_BYTES)
+        .await
+        .map_err(|why| why.unwrap_or_else(super::frame_limit_refusal))
 }
 
 impl Wire for HttpWire {
