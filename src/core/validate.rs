@@ -90,7 +90,7 @@ impl Compiled {
     /// `text` is `serde_json::to_string(schema)`, for a caller that has it already. A schema
     /// that cannot be compiled gives a `Compiled` without validator (see `unvalidated`).
     pub fn with_text(schema: &Value, text: String, used_for: Use) -> Self {
-        let lock = || lock(&interned());
+        let lock = || lock(interned());
         let slot = used_for as usize;
         let known = lock().by_text[slot]
             .get_key_value(text.as_str())

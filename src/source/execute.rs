@@ -2,7 +2,7 @@
 //! written once (`call::params`), the plan of its further rounds when the host answers what a
 //! server asks back or the call may be repeated, a task resumed by its id, and cancellation.
 
-use super::{call, tasks, Connector, ErrorType, Snapshot, Source};
+use super::{call, plan, tasks, Connector, ErrorType, Snapshot, Source};
 use crate::client::era::Era;
 use crate::client::rpc::{Listener, RpcError};
 use crate::core::error::Failure;
@@ -72,7 +72,7 @@ impl<C: Connector> Source<C> {
             true => format!(",\"task\":{{\"ttl\":{}}}", call_ms.min(9e15) as u64),
             false => String::new(),
         };
-        let text = call::params(&spec.original, input, &task);
+        let text = plan::params(&spec.original, input, &task);
         // Arguments a modern HTTP request mirrors into headers (read only for tools that
         // declare some).
         let mirrored = match spec.headers.is_empty() {
@@ -82,7 +82,7 @@ impl<C: Connector> Source<C> {
                 .unwrap_or_default(),
         };
         let timeout = self.config.timeouts.call.duration;
-        let mut plan = call::Plan {
+        let mut plan = plan::Plan {
             snapshot: snapshot.clone(),
             index,
             secrets: self.secrets.clone(),
@@ -106,7 +106,7 @@ impl<C: Connector> Source<C> {
         };
         let deadline = std::time::Instant::now() + timeout;
         let told = progress.clone().map(|listener| told_as(listener, id));
-        plan.rounds = Some(call::Rounds {
+        plan.rounds = Some(plan::Rounds {
             asker: self.asker.clone(),
             input: input.to_owned(),
             mirrored: mirrored.clone(),
@@ -136,13 +136,13 @@ impl<C: Connector> Source<C> {
     /// server's request and a log message are tied to a call by).
     fn tracked<D>(
         &self,
-        plan: &call::Plan,
+        plan: &plan::Plan,
         id: u64,
         deadline: std::time::Instant,
         done: D,
-    ) -> impl FnOnce(u64, Result<String, call::Failed>) + Send + 'static
+    ) -> impl FnOnce(u64, Result<String, plan::Failed>) + Send + 'static
     where
-        D: FnOnce(u64, Result<String, call::Failed>) + Send + 'static,
+        D: FnOnce(u64, Result<String, plan::Failed>) + Send + 'static,
     {
         let told = plan.rounds.as_ref().and_then(|r| r.progress.clone());
         self.asker.begin(id, deadline, told);
@@ -162,7 +162,7 @@ impl<C: Connector> Source<C> {
         index: usize,
         task_id: &str,
         progress: Option<Listener>,
-        done: impl FnOnce(u64, Result<String, call::Failed>) + Send + 'static,
+        done: impl FnOnce(u64, Result<String, plan::Failed>) + Send + 'static,
     ) -> Result<u64, Failure> {
         if snapshot.tools.get(index).is_none() {
             return Err(format!("mcp: '{}' has no tool #{index}", self.id).into());
@@ -179,13 +179,13 @@ impl<C: Connector> Source<C> {
         let id = snapshot.conn.rpc.reserve_id();
         let deadline = std::time::Instant::now() + self.config.timeouts.call.duration;
         let told = progress.map(|listener| told_as(listener, id));
-        let plan = call::Plan {
+        let plan = plan::Plan {
             snapshot: snapshot.clone(),
             index,
             secrets: self.secrets.clone(),
             call_ms,
             first: id,
-            rounds: Some(call::Rounds {
+            rounds: Some(plan::Rounds {
                 asker: self.asker.clone(),
                 input: "{}".into(),
                 mirrored: Vec::new(),

@@ -22,6 +22,7 @@ mod call;
 mod connect;
 mod execute;
 mod lock;
+mod plan;
 mod tasks;
 
 pub use connect::Connection;

@@ -8,7 +8,7 @@
 //! abort and the call's deadline send `tasks/cancel`. Each status the task passes through reaches
 //! the calling tool's log, with the task id, so a host can keep it.
 
-use super::call::{answers, mapped, timed_out, typed, Done, Failed, Plan};
+use super::plan::{answers, mapped, timed_out, typed, Done, Failed, Plan};
 use super::redacted;
 use crate::client::rpc::RpcError;
 use crate::client::trace::{result_error_type, rpc_error_type};
