@@ -313,9 +313,10 @@ async function inspect(source, config, json) {
     return;
   }
   console.log(`${source.id}: ${tools.length} tool(s) admitted`);
-  const rows = [['name', 'original', 'risk', 'approval', 'schema', 'contract'], ...tools.map((t) => [
-    t.name, t.original, t.risk ?? '-', t.needsApproval ? 'yes' : 'no', `${t.schemaBytes} B`, t.contractHash,
-  ])];
+  const rows = [
+    ['name', 'original', 'risk', 'approval', 'schema', 'contract'],
+    ...tools.map((t) => [t.name, t.original, t.risk ?? '-', t.needsApproval ? 'yes' : 'no', `${t.schemaBytes} B`, t.contractHash]),
+  ];
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
   for (const row of rows) console.log(`  ${row.map((c, i) => c.padEnd(widths[i])).join('  ')}`.trimEnd());
   for (const t of tools.filter((t) => t.unvalidated !== null)) {

@@ -109,7 +109,20 @@ function unvalidatedReasons(def) {
 }
 
 // The hooks' names, as SourceHooks (index.d.ts's binding types) has them.
-const HOOKS = ['wake', 'headers', 'attach', 'toServer', 'detach', 'toServerSoon', 'oauthAuthorize', 'oauthLoad', 'oauthSave', 'oauthCredential', 'ask', 'trace'];
+const HOOKS = [
+  'wake',
+  'headers',
+  'attach',
+  'toServer',
+  'detach',
+  'toServerSoon',
+  'oauthAuthorize',
+  'oauthLoad',
+  'oauthSave',
+  'oauthCredential',
+  'ask',
+  'trace',
+];
 
 // Sources with calls in flight: held here while nothing else may hold them (a host that awaits
 // a call after dropping its source and ToolDefs must still see the call settle).
@@ -179,13 +192,9 @@ function createSource(native, HostConfigError, config, traced) {
   const isObject = config !== null && typeof config === 'object';
   // null unless @opentelemetry/api is installed and the host left tracing on.
   const otel = telemetry.forSource(config, traced);
-  const headers = isObject && config.http != null && typeof config.http.headers === 'function'
-    ? wrapHeaderHook(config.http.headers)
-    : undefined;
+  const headers = isObject && config.http != null && typeof config.http.headers === 'function' ? wrapHeaderHook(config.http.headers) : undefined;
   let aborter = new AbortController();
-  const oauthHooks = isObject && config.transport === 'streamable-http' && config.http != null
-    ? wrapOAuth(config.http.oauth, () => aborter.signal)
-    : {};
+  const oauthHooks = isObject && config.transport === 'streamable-http' && config.http != null ? wrapOAuth(config.http.oauth, () => aborter.signal) : {};
   // Calls in flight, by id: what settles each one when its outcome arrives in a batch.
   const waiting = new Map();
   let held = false;
@@ -234,9 +243,7 @@ function createSource(native, HostConfigError, config, traced) {
     for (let next = nativeSource.takeCompletions(); next !== null; next = nativeSource.takeCompletions()) settle(next);
   };
   const wake = () => settleAll(nativeSource.takeCompletions());
-  const bridge = isObject && config.transport === 'inprocess' && config.server != null
-    ? makeInprocessBridge(config.server, () => nativeSource, settle)
-    : null;
+  const bridge = isObject && config.transport === 'inprocess' && config.server != null ? makeInprocessBridge(config.server, () => nativeSource, settle) : null;
 
   const hooks = {
     wake,
@@ -248,7 +255,11 @@ function createSource(native, HostConfigError, config, traced) {
     trace: otel?.hook,
     ...oauthHooks,
     // What a server asks back goes to the calling tool's context, found by the call's id.
-    ask: makeAsk(config, (callId) => waiting.get(callId), () => aborter.signal),
+    ask: makeAsk(
+      config,
+      (callId) => waiting.get(callId),
+      () => aborter.signal,
+    ),
   };
   try {
     nativeSource = new native.NativeSource(config, { ...weakHooks(hooks), lockText: lockTextFor(config) });

@@ -27,14 +27,10 @@ function makeResolveToolset(native, ConfigError) {
       const expanded = isToolSource(entry) ? await entry.tools(session) : [entry];
       for (const tool of expanded) {
         if (typeof tool.name !== 'string' || !validToolName(tool.name)) {
-          throw new ConfigError(
-            `imported tool name '${tool.name}' must match ${TOOL_NAME_PATTERN}; namespace it with the source prefix option`,
-          );
+          throw new ConfigError(`imported tool name '${tool.name}' must match ${TOOL_NAME_PATTERN}; namespace it with the source prefix option`);
         }
         if (seen.has(tool.name)) {
-          throw new ConfigError(
-            `duplicate tool name '${tool.name}' in one toolset; disambiguate with the MCP prefix option`,
-          );
+          throw new ConfigError(`duplicate tool name '${tool.name}' in one toolset; disambiguate with the MCP prefix option`);
         }
         seen.add(tool.name);
         tools.push(tool);

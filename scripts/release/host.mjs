@@ -19,10 +19,24 @@ export async function engineRun(api, how, out, serverNode) {
     const mcp = api.createMcp({ ConfigError });
     const entry = require.resolve('@rulvar/mcp-native');
     const server = join(dirname(entry), '..', 'examples', 'server.mjs');
-    const source = mcp({ transport: 'stdio', command: serverNode || process.execPath, args: [server], prefix: 'ex', risk: { double: 'read' }, approval: { echo: true } });
+    const source = mcp({
+      transport: 'stdio',
+      command: serverNode || process.execPath,
+      args: [server],
+      prefix: 'ex',
+      risk: { double: 'read' },
+      approval: { echo: true },
+    });
     const defs = await source.tools({ runId: 'run-1' });
     result.tools = defs.map((d) => d.name);
-    const ctx = { runId: 'run-1', spanId: 's1', agent: { agentType: 'tester', label: 'release' }, isolation: 'none', signal: new AbortController().signal, log: () => {} };
+    const ctx = {
+      runId: 'run-1',
+      spanId: 's1',
+      agent: { agentType: 'tester', label: 'release' },
+      isolation: 'none',
+      signal: new AbortController().signal,
+      log: () => {},
+    };
     result.call = await defs.find((d) => d.name === 'ex_double').execute({ n: 21 }, ctx);
     await source.close();
     try {
