@@ -120,6 +120,7 @@ describe('a person at a terminal', () => {
     const out = await new Promise<string>((resolve) => {
       execFile('script', ['-qec', `"${process.execPath}" "${cli}" inspect`, '/dev/null'], { timeout: 20_000 }, (_e, stdout) => resolve(stdout));
     });
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: the line is erased with the terminal's ESC [K
     expect(out).toMatch(/connecting to mcp:stdio:[^\r\n]*\.\.\.\r\x1b\[K/);
     expect(out).toMatch(/4 tool\(s\) admitted/);
   });

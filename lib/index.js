@@ -8,7 +8,7 @@ const { createSource, unvalidatedReasons, lockTextOf, protocolOf, leftOutOf, res
 const { makeResolveToolset } = require('./toolset.js');
 
 function createMcp(options) {
-  const HostConfigError = (options && options.ConfigError) || ConfigError;
+  const HostConfigError = options?.ConfigError || ConfigError;
   if (typeof HostConfigError !== 'function') {
     throw new TypeError('createMcp: options.ConfigError must be an error class');
   }
@@ -23,7 +23,7 @@ function createMcp(options) {
 
 /** Wraps a native sync export so its typed refusals are the package's ConfigError. */
 function typed(fn) {
-  return function (...args) {
+  return (...args) => {
     try {
       return fn(...args);
     } catch (err) {

@@ -344,7 +344,7 @@ function createSource(native, HostConfigError, config, traced) {
 
   function execute(snapshot, def, index, input, ctx, traits) {
     const signal = ctx != null && ctx.signal != null ? ctx.signal : undefined;
-    if (signal !== undefined && signal.aborted) {
+    if (signal?.aborted) {
       return Promise.reject(new Error(`mcp: tool '${def.name}' was aborted`));
     }
     let text;
@@ -390,7 +390,7 @@ function createSource(native, HostConfigError, config, traced) {
     if (index < 0) throw new Error(`mcp: no tool '${toolName}' was admitted from ${id}`);
     const snapshot = cache.snapshot;
     const signal = ctx != null && ctx.signal != null ? ctx.signal : undefined;
-    if (signal !== undefined && signal.aborted) throw new Error(`mcp: tool '${toolName}' was aborted`);
+    if (signal?.aborted) throw new Error(`mcp: tool '${toolName}' was aborted`);
     const log = ctx != null && typeof ctx.log === 'function' ? ctx.log : undefined;
     const started = snapshot.resume(index, taskId, log !== undefined);
     if (typeof started === 'string') throw new HostConfigError(started);

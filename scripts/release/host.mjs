@@ -43,6 +43,7 @@ export async function engineRun(api, how, out, serverNode) {
       mcp({ transport: 'stdio' });
       result.refusal = 'not refused';
     } catch (e) {
+      // biome-ignore lint/complexity/useOptionalChain: a falsy thrown value is reported as itself, not as undefined
       result.refusal = e instanceof ConfigError ? 'engine ConfigError' : `another error: ${e && e.name}`;
     }
     // Which binary the loader picked: the shared object or DLL loaded from node_modules.
@@ -51,7 +52,7 @@ export async function engineRun(api, how, out, serverNode) {
     result.ok = result.call && result.call.doubled === 42 && result.refusal === 'engine ConfigError';
   } catch (e) {
     result.ok = false;
-    result.error = String((e && e.stack) || e);
+    result.error = String(e?.stack || e);
   }
   writeFileSync(out, `${JSON.stringify(result)}\n`);
 }
