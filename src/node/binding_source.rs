@@ -3,6 +3,7 @@
 //! deliveries, and the batches of finished calls.
 
 use super::binding_snapshot::NativeSnapshot;
+use super::calls::{Calls, NodeSource};
 use super::completions::Completions;
 use super::connector::{InProcessHooks, NodeConnector};
 use super::convert::to_raw;
@@ -23,15 +24,6 @@ use napi::bindgen_prelude::{Env, FunctionRef, JsValue, Promise, PromiseRaw, Unkn
 use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use napi_derive::napi;
 use std::sync::{Arc, Mutex};
-
-/// What every call of a source shares: where finished calls and progress reports go, and the in-process server's `onmessage` for sends made on the JS thread.
-pub(super) struct Calls {
-    pub(super) completions: Arc<Completions>,
-    pub(super) direct: Option<(Arc<dyn Bridge>, FunctionRef<String, Unknown<'static>>)>,
-}
-
-/// A source of this edge: its connector is Node's.
-pub(super) type NodeSource = Source<NodeConnector>;
 
 #[napi]
 pub struct NativeSource {

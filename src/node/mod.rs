@@ -4,6 +4,7 @@
 mod binding_policy;
 mod binding_snapshot;
 mod binding_source;
+mod calls;
 mod completions;
 mod connector;
 mod convert;
