@@ -1,7 +1,7 @@
 'use strict';
 
 // The hand-written entry over the generated loader (../index.js, through native.js): host error classes and
-// the sugar the native layer cannot offer (see source.js).
+// the sugar the native layer cannot offer (see source.js, calls.js and hooks.js).
 const native = require('./native.js');
 const { ConfigError, OAuthError, adopt } = require('./errors.js');
 const { createSource, unvalidatedReasons, lockTextOf, protocolOf, leftOutOf, resumeTask } = require('./source.js');
