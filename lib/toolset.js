@@ -9,6 +9,7 @@ function isToolSource(entry) {
 }
 
 function contractOf(tool) {
+  /** @type {import('../index.js').ToolContract} */
   const contract = { name: tool.name, description: tool.description, parameters: tool.parameters };
   if (tool.version !== undefined) contract.version = tool.version;
   return contract;
