@@ -843,6 +843,7 @@ module.exports.COMPLETION_FAILURE = nativeBinding.COMPLETION_FAILURE
 module.exports.COMPLETION_PROGRESS = nativeBinding.COMPLETION_PROGRESS
 module.exports.COMPLETION_RESULT = nativeBinding.COMPLETION_RESULT
 module.exports.CONFIG_CODE = nativeBinding.CONFIG_CODE
+module.exports.DRIFT_DEFAULT = nativeBinding.DRIFT_DEFAULT
 module.exports.jcsSerialize = nativeBinding.jcsSerialize
 module.exports.OAUTH_CODE = nativeBinding.OAUTH_CODE
 module.exports.schemaHash = nativeBinding.schemaHash

@@ -1,6 +1,7 @@
 //! The rules the JS side must apply the same way as the core, exported so `lib/` asks for them
 //! instead of keeping its own copies: the tool-name rule `resolveToolset` applies to every entry,
-//! the kinds of entry in a batch of completions, and the code that marks a typed refusal.
+//! the kinds of entry in a batch of completions, the code that marks a typed refusal, and the
+//! defaults the regulated posture reports.
 
 use super::completions;
 use crate::core::admit;
@@ -16,6 +17,11 @@ pub fn valid_tool_name(name: String) -> bool {
 /// The tool-name rule as refusals quote it; the tests below hold it to `admit::valid_name`.
 #[napi]
 pub const TOOL_NAME_PATTERN: &str = admit::TOOL_NAME_PATTERN;
+
+/// `drift` when the config leaves it out, as the regulated posture reports it (read live from
+/// the host's config on the JS side); the crate's tests hold it to what `Config::parse` takes.
+#[napi]
+pub const DRIFT_DEFAULT: &str = "rekey";
 
 /// The code of a typed refusal crossing into JS (`errors::CONFIG_CODE`): the JS side rebuilds
 /// an error with it as the host's `ConfigError`.
@@ -131,6 +137,23 @@ mod tests {
             "{}",
             refusal.message
         );
+    }
+
+    #[test]
+    fn the_drift_default_is_what_a_config_without_drift_parses_as() {
+        let parse = |drift: Option<&str>| {
+            let mut members = vec![
+                ("transport".into(), Raw::String("stdio".into())),
+                ("command".into(), Raw::String("node".into())),
+            ];
+            if let Some(drift) = drift {
+                members.push(("drift".into(), Raw::String(drift.into())));
+            }
+            Config::parse(&Raw::Object(members)).unwrap().drift
+        };
+        assert_eq!(parse(None), parse(Some(DRIFT_DEFAULT)));
+        // The field is read: the other policy parses otherwise.
+        assert_ne!(parse(None), parse(Some("refuse")));
     }
 
     #[test]
