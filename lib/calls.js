@@ -10,8 +10,9 @@
 /** @typedef {import('../index.js').ToolContext} ToolContext */
 
 const { callFailure } = require('./errors.js');
-// The kinds of entry in a batch from takeCompletions(), as the native side writes them.
-const { COMPLETION_PROGRESS, COMPLETION_RESULT, COMPLETION_ERROR_TYPE } = require('./native.js');
+// The kinds of entry in a batch from takeCompletions(), as the native side writes them, and the
+// native side's words for the refusals made here before a call reaches it.
+const { COMPLETION_PROGRESS, COMPLETION_RESULT, COMPLETION_ERROR_TYPE, abortedMessage, inputNotJsonMessage } = require('./native.js');
 
 // MCP's log levels as the engine's four.
 /** @type {Record<string, 'debug' | 'info' | 'warn' | 'error'>} */
@@ -137,13 +138,13 @@ class Calls {
   execute(snapshot, def, index, input, ctx, traits) {
     const signal = ctx != null && ctx.signal != null ? ctx.signal : undefined;
     if (signal?.aborted) {
-      return Promise.reject(new Error(`mcp: tool '${def.name}' was aborted`));
+      return Promise.reject(new Error(abortedMessage(`${def.name}`)));
     }
     let text;
     try {
       text = JSON.stringify(input ?? {});
     } catch (err) {
-      return Promise.reject(new Error(`mcp: the input of tool '${def.name}' is not JSON: ${/** @type {any} */ (err).message}`));
+      return Promise.reject(new Error(inputNotJsonMessage(`${def.name}`, `${/** @type {any} */ (err).message}`)));
     }
     const log = ctx != null && typeof ctx.log === 'function' ? ctx.log : undefined;
     const op = this.otel === null ? null : this.otel.startCall(traits);
@@ -265,7 +266,7 @@ class Call {
     const calls = this.calls;
     if (calls.waiting.get(this.id) !== this) return;
     this.errorType = 'cancelled';
-    this.settle(false, `mcp: tool '${this.name}' was aborted`);
+    this.settle(false, abortedMessage(`${this.name}`));
     calls.waiting.delete(this.id);
     calls.releaseIfIdle();
     this.snapshot.cancel(this.id);

@@ -16,6 +16,7 @@ const { adopt } = require('./errors.js');
 const { describePosture } = require('./posture.js');
 const { Calls } = require('./calls.js');
 const { sourceHooks, nativeHooks } = require('./hooks.js');
+const { abortedMessage } = require('./native.js');
 const telemetry = require('./telemetry.js');
 
 // Tools whose schema could not be compiled into a validator, and why: the values they take
@@ -111,7 +112,7 @@ function createSource(native, HostConfigError, config, traced) {
     if (index < 0) throw new Error(`mcp: no tool '${toolName}' was admitted from ${id}`);
     const snapshot = /** @type {NonNullable<typeof cache>} */ (cache).snapshot;
     const signal = ctx != null && ctx.signal != null ? ctx.signal : undefined;
-    if (signal?.aborted) throw new Error(`mcp: tool '${toolName}' was aborted`);
+    if (signal?.aborted) throw new Error(abortedMessage(`${toolName}`));
     const log = ctx != null && typeof ctx.log === 'function' ? ctx.log : undefined;
     const started = snapshot.resume(index, taskId, log !== undefined);
     if (typeof started === 'string') throw new HostConfigError(started);

@@ -1,8 +1,8 @@
 'use strict';
 
 // The name rule is the native one (what admission applies), so an entry of any origin is held to
-// exactly the rule an imported tool was.
-const { validToolName, TOOL_NAME_PATTERN } = require('./native.js');
+// exactly the rule an imported tool was, and refused in admission's words.
+const { validToolName, toolNameRefusal } = require('./native.js');
 
 function isToolSource(entry) {
   return entry !== null && typeof entry === 'object' && typeof entry.tools === 'function';
@@ -16,7 +16,7 @@ function contractOf(tool) {
 }
 
 /**
- * Expands sources in order and refuses names the engine cannot carry: one outside
+ * Expands sources in order and refuses names the engine cannot carry: one outside the native
  * TOOL_NAME_PATTERN, or a name already in the toolset.
  * Hashing itself is native; this is only the walk over host objects.
  */
@@ -28,7 +28,7 @@ function makeResolveToolset(native, ConfigError) {
       const expanded = isToolSource(entry) ? await entry.tools(session) : [entry];
       for (const tool of expanded) {
         if (typeof tool.name !== 'string' || !validToolName(tool.name)) {
-          throw new ConfigError(`imported tool name '${tool.name}' must match ${TOOL_NAME_PATTERN}; namespace it with the source prefix option`);
+          throw new ConfigError(toolNameRefusal(`${tool.name}`));
         }
         if (seen.has(tool.name)) {
           throw new ConfigError(`duplicate tool name '${tool.name}' in one toolset; disambiguate with the MCP prefix option`);
