@@ -835,6 +835,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.NativeConfig = nativeBinding.NativeConfig
 module.exports.NativeSnapshot = nativeBinding.NativeSnapshot
 module.exports.NativeSource = nativeBinding.NativeSource
 module.exports.abortedMessage = nativeBinding.abortedMessage

@@ -69,7 +69,6 @@ function wrapOAuth(oauth, signalOf) {
 
 /** `lock` given as the parsed object: its JSON text for the native side (a path is read there). */
 function lockTextFor(config) {
-  if (config === null || typeof config !== 'object') return undefined;
   const lock = config.lock;
   if (lock === null || typeof lock !== 'object' || Array.isArray(lock)) return undefined;
   try {
@@ -81,19 +80,18 @@ function lockTextFor(config) {
 }
 
 /**
- * The hooks of one source, grouped by what they serve: `config` is the host's (not checked yet,
- * so anything), `calls` the source's calls in flight, `closing()` its own signal (aborted by
- * close()), `otel` its telemetry or null.
+ * The hooks of one source, grouped by what they serve. `config` is one the core accepted
+ * (`NativeConfig`), whose `transport` is `transport`; `calls` the source's calls in flight,
+ * `closing()` its own signal (aborted by close()), `otel` its telemetry or null.
  * @param {McpConfig} config
+ * @param {'stdio' | 'streamable-http' | 'inprocess'} transport
  * @param {Calls} calls
  * @param {() => AbortSignal} closing
  * @param {ReturnType<typeof import('./telemetry.js').forSource>} otel
  * @returns {Omit<SourceHooks, 'lockText'>}
  */
-function sourceHooks(config, calls, closing, otel) {
-  const isObject = config !== null && typeof config === 'object';
-  const transport = isObject ? config.transport : undefined;
-  const http = isObject ? config.http : undefined;
+function sourceHooks(config, transport, calls, closing, otel) {
+  const http = config.http;
   const settle = (text) => calls.settle(text);
   const bridge = transport === 'inprocess' && config.server != null ? makeInprocessBridge(config.server, () => calls.native, settle) : null;
   return {

@@ -74,7 +74,8 @@ function lockTextOf(source) {
 }
 
 /**
- * `mcp(config)`; a refused config is the core's typed refusal, rebuilt with `HostConfigError`.
+ * `mcp(config)`: the core checks the config before anything here reads a key of it to pick
+ * hooks, so a refused config is the core's typed refusal, rebuilt with `HostConfigError`.
  * @param {typeof import('./native.js')} native
  * @param {ConfigErrorClass} HostConfigError
  * @param {McpConfig} config
@@ -82,16 +83,22 @@ function lockTextOf(source) {
  * @returns {McpToolSource}
  */
 function createSource(native, HostConfigError, config, traced) {
+  let checked;
+  try {
+    checked = new native.NativeConfig(config);
+  } catch (err) {
+    throw adopt(HostConfigError, err);
+  }
   // null unless @opentelemetry/api is installed and the host left tracing on.
   const otel = telemetry.forSource(config, traced);
   const calls = new Calls(otel);
   let aborter = new AbortController();
   const closing = () => aborter.signal;
-  const hooks = sourceHooks(config, calls, closing, otel);
+  const hooks = sourceHooks(config, checked.transport, calls, closing, otel);
   calls.hooks = hooks;
   let nativeSource;
   try {
-    nativeSource = new native.NativeSource(config, nativeHooks(hooks, config));
+    nativeSource = new native.NativeSource(checked, nativeHooks(hooks, config));
   } catch (err) {
     throw adopt(HostConfigError, err);
   }

@@ -1,14 +1,14 @@
 //! `NativeSource`: the native half of an `McpToolSource` (lib/source.js is the other):
-//! construction from the host's config, `tools()`, `close()`, the in-process server's
-//! deliveries, and the batches of finished calls.
+//! construction from a checked config (`NativeConfig`) and the hooks the JS side picked for it,
+//! `tools()`, `close()`, the in-process server's deliveries, and the batches of finished calls.
 
+use super::binding_config::NativeConfig;
 use super::binding_snapshot::NativeSnapshot;
 use super::calls::{Calls, NodeSource};
 use super::completions::Completions;
 use super::connector::{InProcessHooks, NodeConnector};
-use super::convert::to_raw;
 use super::environment::environment_children;
-use super::errors::{from_napi, refusal, to_js_error};
+use super::errors::{refusal, to_js_error};
 use super::hooks::{HeaderHook, Hook, JsAskHook, JsBridge, WakeHook};
 use super::oauth::NodeOAuthHost;
 use super::tracing::JsTracer;
@@ -20,7 +20,7 @@ use crate::transport::http::{HeaderSource, StaticHeaders};
 use crate::transport::inprocess::Bridge;
 use crate::transport::oauth::OAuth;
 use crate::transport::observe::Inbound;
-use napi::bindgen_prelude::{Env, FunctionRef, JsValue, Promise, PromiseRaw, Unknown};
+use napi::bindgen_prelude::{Env, FunctionRef, Promise, PromiseRaw, Unknown};
 use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use napi_derive::napi;
 use std::sync::{Arc, Mutex};
@@ -33,7 +33,7 @@ pub struct NativeSource {
     wake: Arc<Mutex<WakeHook>>,
 }
 
-/// The JS side's callbacks for one source (lib/source.js makes them).
+/// The JS side's callbacks for one source (lib/hooks.js makes them).
 #[napi(object, object_to_js = false)]
 pub struct SourceHooks {
     /// Wakes the JS side to take a batch of finished calls.
@@ -82,9 +82,11 @@ pub struct SourceHooks {
 
 #[napi]
 impl NativeSource {
-    /// Validates the config before any I/O; the first failed check is a `ConfigError`.
+    /// A source of a config the core accepted, with the hooks the JS side picked for it; a
+    /// lock that cannot be read or is another source's is a `ConfigError` here, before any
+    /// I/O with the server.
     #[napi(constructor, catch_unwind)]
-    pub fn new(env: Env, config: Unknown, hooks: SourceHooks) -> napi::Result<Self, String> {
+    pub fn new(env: Env, config: &NativeConfig, hooks: SourceHooks) -> napi::Result<Self, String> {
         let SourceHooks {
             wake,
             headers,
@@ -100,9 +102,8 @@ impl NativeSource {
             lock_text,
             trace,
         } = hooks;
-        let raw = to_raw(env.raw(), config.raw()).map_err(from_napi)?;
         let children = environment_children(env.raw());
-        let config = Arc::new(Config::parse(&raw).map_err(refusal)?);
+        let config = config.config.clone();
         let lock = read_lock(&config, lock_text).map_err(refusal)?;
         let secrets = Arc::new(Secrets::new(config.secret_values()));
         let headers: Option<Arc<dyn HeaderSource>> = match &config.transport {
