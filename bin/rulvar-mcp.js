@@ -16,6 +16,7 @@ const os = require('node:os');
 const crypto = require('node:crypto');
 const api = require('../lib/index.js');
 const { unvalidatedReasons, lockTextOf } = require('../lib/source.js');
+const { refusalKindOf } = require('../lib/errors.js');
 const { terminalElicit } = require('./terminal-elicit.js');
 
 const USAGE = `usage: rulvar-mcp inspect|call <tool> [json]|lock|diff <lockfile> [options]
@@ -393,8 +394,9 @@ async function connecting(source, work) {
 function exitCodeOf(err) {
   if (err instanceof UsageError) return 2;
   if (err.exitCode !== undefined) return err.exitCode;
-  // A refused config or discovery bound is 2; a connect that failed or timed out is 1.
-  if (err instanceof api.ConfigError && !/^mcp: connect to /.test(err.message)) return 2;
+  // A refused config, discovery bound or lock is 2 (a ConfigError, code 'config'); a connect
+  // that failed (a plain Error) or timed out (the refusal of kind 'connect_timeout') is 1.
+  if (err.code === 'config' && refusalKindOf(err) !== 'connect_timeout') return 2;
   return 1;
 }
 
