@@ -333,6 +333,8 @@ pub(super) fn batch_to_js<'env>(
         .take_with(|text| super::js::create_text(raw, text))
         .transpose()?;
     match value {
+        // SAFETY: `v` is a string just made on `env`, the env of the call this runs in (on its
+        // thread); the `Unknown` is bound to `env`'s lifetime and handed back from that call.
         Some(v) => Ok(unsafe { Unknown::from_raw_unchecked(raw, v) }),
         None => js_null(env),
     }
@@ -340,5 +342,7 @@ pub(super) fn batch_to_js<'env>(
 
 fn js_null(env: &Env) -> napi::Result<Unknown<'_>> {
     let null = super::js::null(env.raw())?;
+    // SAFETY: `null` was just got from `env`, the env of the call this runs in; the `Unknown`
+    // is bound to `env`'s lifetime.
     Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), null) })
 }

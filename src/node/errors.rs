@@ -71,6 +71,8 @@ fn js_error(
         let mut out = std::ptr::null_mut();
         super::js::check(
             raw,
+            // SAFETY: `raw` is the live env of the call this runs in, on its thread; `msg` a
+            // string and `code` a string or null (no code), both just made on it; `out` a local.
             unsafe { sys::napi_create_error(raw, code, msg, &mut out) },
             "error creation",
         )?;
@@ -85,6 +87,8 @@ fn js_error(
         Ok(out)
     };
     match build() {
+        // SAFETY: `value` is the error object just made on `env`, the env of the call this runs
+        // in; napi-rs keeps a reference to it inside the error until it is thrown there.
         Ok(value) => napi::Error::from(unsafe { Unknown::from_raw_unchecked(raw, value) }),
         Err(e) => e,
     }
