@@ -835,19 +835,24 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.NativeConfig = nativeBinding.NativeConfig
 module.exports.NativeSnapshot = nativeBinding.NativeSnapshot
 module.exports.NativeSource = nativeBinding.NativeSource
+module.exports.abortedMessage = nativeBinding.abortedMessage
 module.exports.canonicalizeSchema = nativeBinding.canonicalizeSchema
 module.exports.COMPLETION_ERROR_TYPE = nativeBinding.COMPLETION_ERROR_TYPE
 module.exports.COMPLETION_FAILURE = nativeBinding.COMPLETION_FAILURE
 module.exports.COMPLETION_PROGRESS = nativeBinding.COMPLETION_PROGRESS
 module.exports.COMPLETION_RESULT = nativeBinding.COMPLETION_RESULT
 module.exports.CONFIG_CODE = nativeBinding.CONFIG_CODE
+module.exports.DRIFT_DEFAULT = nativeBinding.DRIFT_DEFAULT
+module.exports.inputNotJsonMessage = nativeBinding.inputNotJsonMessage
 module.exports.jcsSerialize = nativeBinding.jcsSerialize
 module.exports.OAUTH_CODE = nativeBinding.OAUTH_CODE
 module.exports.schemaHash = nativeBinding.schemaHash
 module.exports.TOOL_NAME_PATTERN = nativeBinding.TOOL_NAME_PATTERN
 module.exports.toolContractHash = nativeBinding.toolContractHash
+module.exports.toolNameRefusal = nativeBinding.toolNameRefusal
 module.exports.toolsetAuthorityHash = nativeBinding.toolsetAuthorityHash
 module.exports.toolsetHash = nativeBinding.toolsetHash
 module.exports.validateJson = nativeBinding.validateJson

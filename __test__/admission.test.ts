@@ -49,18 +49,73 @@ const tool = (name: string, inputSchema: unknown, more: Record<string, unknown> 
 describe('schema dialects', () => {
   // Each case: a schema, a value it admits, a value it refuses, in the dialect's meaning.
   const cases: Array<[string, Record<string, unknown>, unknown, unknown]> = [
-    ['draft-07 array items, no $schema', { type: 'object', properties: { p: { type: 'array', items: [{ type: 'string' }, { type: 'number' }] } } }, { p: ['a', 1] }, { p: [1, 'a'] }],
-    ['draft-07 additionalItems', { type: 'object', properties: { p: { type: 'array', items: [{ type: 'string' }], additionalItems: false } } }, { p: ['a'] }, { p: ['a', 'b'] }],
+    [
+      'draft-07 array items, no $schema',
+      { type: 'object', properties: { p: { type: 'array', items: [{ type: 'string' }, { type: 'number' }] } } },
+      { p: ['a', 1] },
+      { p: [1, 'a'] },
+    ],
+    [
+      'draft-07 additionalItems',
+      { type: 'object', properties: { p: { type: 'array', items: [{ type: 'string' }], additionalItems: false } } },
+      { p: ['a'] },
+      { p: ['a', 'b'] },
+    ],
     ['draft-07 dependencies', { type: 'object', properties: { a: {}, b: {} }, dependencies: { a: ['b'] } }, { a: 1, b: 2 }, { a: 1 }],
-    ['draft-07 definitions only', { type: 'object', properties: { p: { $ref: '#/definitions/S' } }, definitions: { S: { type: 'string' } } }, { p: 'x' }, { p: 1 }],
-    ['$schema draft-04', { $schema: 'http://json-schema.org/draft-04/schema#', type: 'object', properties: { n: { type: 'number', maximum: 5, exclusiveMaximum: true } } }, { n: 4 }, { n: 5 }],
-    ['$schema draft-06', { $schema: 'http://json-schema.org/draft-06/schema#', type: 'object', properties: { n: { type: 'number', exclusiveMaximum: 5 } } }, { n: 4 }, { n: 5 }],
-    ['$schema draft-07 with array items', { $schema: 'http://json-schema.org/draft-07/schema#', type: 'object', properties: { p: { items: [{ type: 'string' }] } } }, { p: ['a'] }, { p: [1] }],
-    ['$schema 2019-09', { $schema: 'https://json-schema.org/draft/2019-09/schema', type: 'object', properties: { p: { type: 'array', items: [{ type: 'string' }] } } }, { p: ['a', 2] }, { p: [1] }],
-    ['2020-12 prefixItems, no $schema', { type: 'object', properties: { p: { type: 'array', prefixItems: [{ type: 'string' }], items: false } } }, { p: ['a'] }, { p: ['a', 'b'] }],
-    ['2020-12 $defs and dependentRequired', { type: 'object', properties: { a: { $ref: '#/$defs/S' }, b: {} }, dependentRequired: { a: ['b'] }, $defs: { S: { type: 'string' } } }, { a: 'x', b: 1 }, { a: 'x' }],
-    ['$schema 2020-12', { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object', properties: { p: { type: 'string', minLength: 2 } } }, { p: 'ab' }, { p: 'a' }],
-    ['an unused $defs entry with a remote $ref', { type: 'object', properties: { p: { type: 'string' } }, $defs: { Unused: { $ref: 'https://example.invalid/never.json' } } }, { p: 'x' }, { p: 1 }],
+    [
+      'draft-07 definitions only',
+      { type: 'object', properties: { p: { $ref: '#/definitions/S' } }, definitions: { S: { type: 'string' } } },
+      { p: 'x' },
+      { p: 1 },
+    ],
+    [
+      '$schema draft-04',
+      { $schema: 'http://json-schema.org/draft-04/schema#', type: 'object', properties: { n: { type: 'number', maximum: 5, exclusiveMaximum: true } } },
+      { n: 4 },
+      { n: 5 },
+    ],
+    [
+      '$schema draft-06',
+      { $schema: 'http://json-schema.org/draft-06/schema#', type: 'object', properties: { n: { type: 'number', exclusiveMaximum: 5 } } },
+      { n: 4 },
+      { n: 5 },
+    ],
+    [
+      '$schema draft-07 with array items',
+      { $schema: 'http://json-schema.org/draft-07/schema#', type: 'object', properties: { p: { items: [{ type: 'string' }] } } },
+      { p: ['a'] },
+      { p: [1] },
+    ],
+    [
+      '$schema 2019-09',
+      { $schema: 'https://json-schema.org/draft/2019-09/schema', type: 'object', properties: { p: { type: 'array', items: [{ type: 'string' }] } } },
+      { p: ['a', 2] },
+      { p: [1] },
+    ],
+    [
+      '2020-12 prefixItems, no $schema',
+      { type: 'object', properties: { p: { type: 'array', prefixItems: [{ type: 'string' }], items: false } } },
+      { p: ['a'] },
+      { p: ['a', 'b'] },
+    ],
+    [
+      '2020-12 $defs and dependentRequired',
+      { type: 'object', properties: { a: { $ref: '#/$defs/S' }, b: {} }, dependentRequired: { a: ['b'] }, $defs: { S: { type: 'string' } } },
+      { a: 'x', b: 1 },
+      { a: 'x' },
+    ],
+    [
+      '$schema 2020-12',
+      { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object', properties: { p: { type: 'string', minLength: 2 } } },
+      { p: 'ab' },
+      { p: 'a' },
+    ],
+    [
+      'an unused $defs entry with a remote $ref',
+      { type: 'object', properties: { p: { type: 'string' } }, $defs: { Unused: { $ref: 'https://example.invalid/never.json' } } },
+      { p: 'x' },
+      { p: 1 },
+    ],
   ];
 
   for (const [label, schema, good, bad] of cases) {
@@ -86,7 +141,12 @@ describe('schema dialects', () => {
   // As output schemas (not canonicalized) they are read in draft-07's meaning.
   const outputOnly: typeof cases = [
     ['draft-07 #name id', { type: 'object', properties: { p: { $ref: '#s' } }, definitions: { S: { $id: '#s', type: 'string' } } }, { p: 'x' }, { p: 1 }],
-    ['draft-07 meta-schema reference', { type: 'object', properties: { schema: { $ref: 'http://json-schema.org/draft-07/schema#' } } }, { schema: { type: 'string' } }, { schema: { type: 12 } }],
+    [
+      'draft-07 meta-schema reference',
+      { type: 'object', properties: { schema: { $ref: 'http://json-schema.org/draft-07/schema#' } } },
+      { schema: { type: 'string' } },
+      { schema: { type: 12 } },
+    ],
   ];
 
   for (const [label, schema] of outputOnly) {
@@ -100,11 +160,10 @@ describe('schema dialects', () => {
   for (const [label, schema, good, bad] of [...cases, ...outputOnly]) {
     it(`admits and validates structured output: ${label}`, async () => {
       let answer: unknown = good;
-      const { defs, source } = await importTools(
-        [{ tools: [tool('t', { type: 'object' }, { outputSchema: schema })] }],
-        {},
-        () => ({ content: [], structuredContent: answer }),
-      );
+      const { defs, source } = await importTools([{ tools: [tool('t', { type: 'object' }, { outputSchema: schema })] }], {}, () => ({
+        content: [],
+        structuredContent: answer,
+      }));
       try {
         expect(await defs[0].execute({}, ctx)).toEqual(good);
         answer = bad;
@@ -134,10 +193,14 @@ describe('schema dialects', () => {
   });
 
   it('an output schema whose reference cannot resolve is refused typed, naming the tool', async () => {
-    const err = await refusal([{ tools: [tool('t', { type: 'object' }, { outputSchema: { type: 'object', properties: { p: { $ref: 'https://example.invalid/x.json' } } } })] }]);
+    const err = await refusal([
+      { tools: [tool('t', { type: 'object' }, { outputSchema: { type: 'object', properties: { p: { $ref: 'https://example.invalid/x.json' } } } })] },
+    ]);
     expect(err).toBeInstanceOf(ConfigError);
     expect(err.message).toBe("mcp: tool 't' has an output schema whose reference 'https://example.invalid/x.json' cannot be resolved");
-    const local = await refusal([{ tools: [tool('t', { type: 'object' }, { outputSchema: { type: 'object', properties: { p: { $ref: '#/$defs/Missing' } } } })] }]);
+    const local = await refusal([
+      { tools: [tool('t', { type: 'object' }, { outputSchema: { type: 'object', properties: { p: { $ref: '#/$defs/Missing' } } } })] },
+    ]);
     expect(local.message).toMatch(/reference '#\/\$defs\/Missing' cannot be resolved/);
   });
 });
@@ -198,7 +261,10 @@ describe('which refusal comes first', () => {
 
   it('a malformed later page before an earlier page’s bad name and schema bytes', async () => {
     const err = await refusal(
-      [{ tools: [tool('bad name', { type: 'object', properties: { abcdefghijkl: {} } })], nextCursor: 'p1' }, { tools: [{ name: 'x', description: 5, inputSchema: { type: 'object' } }] }],
+      [
+        { tools: [tool('bad name', { type: 'object', properties: { abcdefghijkl: {} } })], nextCursor: 'p1' },
+        { tools: [{ name: 'x', description: 5, inputSchema: { type: 'object' } }] },
+      ],
       { maxSchemaBytes: 10 },
     );
     expect(err.message).toMatch(/malformed page 2: tool 'x' has a 'description'/);
@@ -208,7 +274,9 @@ describe('which refusal comes first', () => {
     const broken = tool('o', { type: 'object' }, { outputSchema: { type: 'object', properties: { p: { $ref: '#/nope' } } } });
     const first = await refusal([{ tools: [broken, tool('a', { type: 'object' })] }], { maxTools: 1 });
     expect(first.message).toMatch(/tool 'o' has an output schema whose reference/);
-    const later = await refusal([{ tools: [tool('a', { type: 'object' }), tool('b', { type: 'object' })], nextCursor: 'p1' }, { tools: [broken] }], { maxTools: 1 });
+    const later = await refusal([{ tools: [tool('a', { type: 'object' }), tool('b', { type: 'object' })], nextCursor: 'p1' }, { tools: [broken] }], {
+      maxTools: 1,
+    });
     expect(later.message).toMatch(/over the declared maxTools 1/);
   });
 
@@ -233,11 +301,10 @@ describe('formats in structured results', () => {
     it(`a '${format}' result is checked; input with the same schema is not`, async () => {
       const schema = { type: 'object', properties: { v: { type: 'string', format } } };
       let v = good;
-      const { defs, source } = await importTools(
-        [{ tools: [tool('t', schema, { outputSchema: schema })] }],
-        {},
-        () => ({ content: [], structuredContent: { v } }),
-      );
+      const { defs, source } = await importTools([{ tools: [tool('t', schema, { outputSchema: schema })] }], {}, () => ({
+        content: [],
+        structuredContent: { v },
+      }));
       try {
         expect(await defs[0].execute({ v: bad }, ctx)).toEqual({ v: good });
         v = bad;

@@ -39,7 +39,20 @@ describe('inspect', () => {
   });
 
   it('--json is machine-readable', async () => {
-    const r = await run(['inspect', '--json', '--deny', 'picture', '--max-tools', '10', '--max-pages', '2', '--max-schema-bytes', '4096', '--discovery-ms', '5000']);
+    const r = await run([
+      'inspect',
+      '--json',
+      '--deny',
+      'picture',
+      '--max-tools',
+      '10',
+      '--max-pages',
+      '2',
+      '--max-schema-bytes',
+      '4096',
+      '--discovery-ms',
+      '5000',
+    ]);
     expect(r.code).toBe(0);
     const report = JSON.parse(r.stdout);
     expect(report.tools.map((t: any) => t.name)).toEqual(['echo', 'double', 'fail']);
@@ -105,10 +118,9 @@ describe('a person at a terminal', () => {
   it('sees a progress line on stderr while connecting, cleared afterwards', async () => {
     // util-linux `script` gives the CLI a pseudo-terminal, so stderr.isTTY is true.
     const out = await new Promise<string>((resolve) => {
-      execFile('script', ['-qec', `"${process.execPath}" "${cli}" inspect`, '/dev/null'], { timeout: 20_000 }, (_e, stdout) =>
-        resolve(stdout),
-      );
+      execFile('script', ['-qec', `"${process.execPath}" "${cli}" inspect`, '/dev/null'], { timeout: 20_000 }, (_e, stdout) => resolve(stdout));
     });
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: the line is erased with the terminal's ESC [K
     expect(out).toMatch(/connecting to mcp:stdio:[^\r\n]*\.\.\.\r\x1b\[K/);
     expect(out).toMatch(/4 tool\(s\) admitted/);
   });
@@ -162,7 +174,15 @@ describe('call, when the tool asks the user something', () => {
     // A terminal of its own (util-linux `script` gives the CLI a pty); each answer is typed
     // when its prompt shows, as a person would; a refused value gets its prompt again.
     const { spawn } = await import('node:child_process');
-    const command = [process.execPath, cli, 'call', 'confirm', `'{"what":"the deploy"}'`, '--stdio', `'${process.execPath} ${fixture('asking-server.mjs')}'`].join(' ');
+    const command = [
+      process.execPath,
+      cli,
+      'call',
+      'confirm',
+      `'{"what":"the deploy"}'`,
+      '--stdio',
+      `'${process.execPath} ${fixture('asking-server.mjs')}'`,
+    ].join(' ');
     const child = spawn('script', ['-qec', command, '/dev/null'], { stdio: ['pipe', 'pipe', 'ignore'] });
     const stuck = setTimeout(() => child.kill('SIGKILL'), 20_000);
     const answers = ['maybe', 'y', '', 'me@example.com', ''];

@@ -74,14 +74,9 @@ describe('check 1: bounds', () => {
 
 describe('check 2: timeouts', () => {
   for (const key of ['connectMs', 'listMs', 'callMs', 'discoveryMs']) {
-    for (const [value, shown] of [...badNumbers.filter(([v]) => v !== 1.5), [-5, '-5']] as Array<
-      [unknown, string]
-    >) {
+    for (const [value, shown] of [...badNumbers.filter(([v]) => v !== 1.5), [-5, '-5']] as Array<[unknown, string]>) {
       it(`timeouts.${key} = ${String(value)}`, () => {
-        refuses(
-          { ...stdio, timeouts: { [key]: value } },
-          `mcp: 'timeouts.${key}' must be a positive finite number of milliseconds, got ${shown}`,
-        );
+        refuses({ ...stdio, timeouts: { [key]: value } }, `mcp: 'timeouts.${key}' must be a positive finite number of milliseconds, got ${shown}`);
       });
     }
     it(`timeouts.${key} accepts fractions`, () => {
@@ -89,10 +84,7 @@ describe('check 2: timeouts', () => {
     });
   }
   it('runs after the bounds', () => {
-    refuses(
-      { ...stdio, maxPages: -1, timeouts: { listMs: NaN } },
-      "mcp: 'maxPages' must be a positive integer, got -1",
-    );
+    refuses({ ...stdio, maxPages: -1, timeouts: { listMs: NaN } }, "mcp: 'maxPages' must be a positive integer, got -1");
   });
   it('refuses a timeouts value that is not an object', () => {
     expect(refusal({ ...stdio, timeouts: 5 }).message).toMatch(/^mcp: 'timeouts' must be an object/);
@@ -112,10 +104,7 @@ describe('check 3: requireBounds', () => {
   ];
   for (const [bounds, missing] of cases) {
     it(`missing ${missing}`, () => {
-      refuses(
-        { ...stdio, requireBounds: true, ...bounds },
-        `mcp: requireBounds demands every discovery bound; missing ${missing}`,
-      );
+      refuses({ ...stdio, requireBounds: true, ...bounds }, `mcp: requireBounds demands every discovery bound; missing ${missing}`);
     });
   }
   it('accepts every bound declared, and ignores requireBounds: false', () => {
@@ -123,10 +112,7 @@ describe('check 3: requireBounds', () => {
     expect(() => mcp({ ...stdio, requireBounds: false })).not.toThrow();
   });
   it('runs after the timeouts', () => {
-    refuses(
-      { ...stdio, requireBounds: true, timeouts: { callMs: 0 } },
-      "mcp: 'timeouts.callMs' must be a positive finite number of milliseconds, got 0",
-    );
+    refuses({ ...stdio, requireBounds: true, timeouts: { callMs: 0 } }, "mcp: 'timeouts.callMs' must be a positive finite number of milliseconds, got 0");
   });
 });
 
@@ -156,9 +142,7 @@ describe('check 5: http.headers', () => {
     it(`headers = ${JSON.stringify(headers)}`, () => {
       const err = refusal({ ...http, http: { headers } });
       expect(err).toBeInstanceOf(ConfigError);
-      expect(err.message).toBe(
-        "mcp: 'http.headers' must be a record of header values or a (possibly async) function returning one",
-      );
+      expect(err.message).toBe("mcp: 'http.headers' must be a record of header values or a (possibly async) function returning one");
     });
   }
   it('accepts a record, a function and an async function', () => {
@@ -218,9 +202,7 @@ describe('checks beyond the original', () => {
     const err = refusal({ ...stdio, maxtools: 5 });
     expect(err).toBeInstanceOf(ConfigError);
     expect(err.message).toMatch(/^mcp: unknown config key 'maxtools'/);
-    expect(refusal({ ...stdio, timeouts: { callms: 5 } }).message).toMatch(
-      /^mcp: unknown config key 'timeouts.callms'/,
-    );
+    expect(refusal({ ...stdio, timeouts: { callms: 5 } }).message).toMatch(/^mcp: unknown config key 'timeouts.callms'/);
   });
   it('refuses malformed allow and deny', () => {
     expect(refusal({ ...stdio, allow: 'read' }).message).toMatch(/^mcp: 'allow' must be an array of strings/);
@@ -232,15 +214,11 @@ describe('checks beyond the original', () => {
     );
   });
   it('refuses approval values that are not boolean', () => {
-    expect(refusal({ ...stdio, approval: { rm: 'yes' } }).message).toBe(
-      "mcp: 'approval.rm' must be a boolean, got yes",
-    );
+    expect(refusal({ ...stdio, approval: { rm: 'yes' } }).message).toBe("mcp: 'approval.rm' must be a boolean, got yes");
     expect(refusal({ ...stdio, approval: 'all' }).message).toMatch(/^mcp: 'approval' must be true or a record/);
   });
   it('checks the stdio extension keys', () => {
-    expect(refusal({ ...stdio, stderr: 'file' }).message).toBe(
-      "mcp: 'stderr' must be 'inherit', 'ignore' or 'pipe', got 'file'",
-    );
+    expect(refusal({ ...stdio, stderr: 'file' }).message).toBe("mcp: 'stderr' must be 'inherit', 'ignore' or 'pipe', got 'file'");
     expect(refusal({ ...stdio, cwd: 5 }).message).toBe("mcp: 'cwd' must be a string, got 5");
     const env = refusal({ ...stdio, env: { TOKEN: 123456 } });
     expect(env.message).toMatch(/'env.TOKEN'/);
@@ -261,9 +239,7 @@ describe('checks beyond the original', () => {
 describe('the source', () => {
   it('has the ids of the contract', () => {
     expect(mcp({ ...stdio, command: 'github-mcp-server' }).id).toBe('mcp:stdio:github-mcp-server');
-    expect(mcp({ transport: 'streamable-http', url: 'http://127.0.0.1:9/mcp' }).id).toBe(
-      'mcp:http:http://127.0.0.1:9/mcp',
-    );
+    expect(mcp({ transport: 'streamable-http', url: 'http://127.0.0.1:9/mcp' }).id).toBe('mcp:http:http://127.0.0.1:9/mcp');
     expect(mcp({ transport: 'inprocess', server: { connect: async () => {} } }).id).toBe('mcp:inprocess');
   });
 

@@ -223,7 +223,12 @@ describe('conformance 0.2: --requirements 2026-07-28 (Node 22)', () => {
 
   it('sep-2322-client-request-state: every Multi Round-Trip check passes', () => {
     const all = checks(run, 'sep-2322-client-request-state');
-    expect(all.filter((c) => c.status === 'SUCCESS').map((c) => c.id).sort()).toEqual([
+    expect(
+      all
+        .filter((c) => c.status === 'SUCCESS')
+        .map((c) => c.id)
+        .sort(),
+    ).toEqual([
       'sep-2322-client-jsonrpc-id-different',
       'sep-2322-client-no-state-omitted',
       'sep-2322-client-parallel-isolation',

@@ -26,7 +26,11 @@ describe.each(MODES)('discovery over %s', (mode) => {
     try {
       const [one] = await source.tools(session);
       const [two] = await second.tools(session);
-      const wire = { type: 'object', required: ['z'], properties: { z: { type: 'number', maximum: 1e21, minimum: 0.1, multipleOf: 1e-7 }, a: { type: 'integer', maximum: 9007199254740991 } } };
+      const wire = {
+        type: 'object',
+        required: ['z'],
+        properties: { z: { type: 'number', maximum: 1e21, minimum: 0.1, multipleOf: 1e-7 }, a: { type: 'integer', maximum: 9007199254740991 } },
+      };
       expect(one.parameters).toEqual(wire);
       expect(Object.keys(one.parameters)).toEqual(['type', 'required', 'properties']);
       expect(Object.keys((one.parameters as any).properties)).toEqual(['z', 'a']);
@@ -52,18 +56,14 @@ describe.each(MODES)('discovery over %s', (mode) => {
     const { source, served } = await open(mode, 'echo');
     const err = await refusal(source.tools(session));
     expect(err).toBeInstanceOf(ConfigError);
-    expect(err.message).toBe(
-      `mcp: tools/list of '${id()}' returned the cursor it was queried with ('same') on page 2: the pagination makes no progress`,
-    );
+    expect(err.message).toBe(`mcp: tools/list of '${id()}' returned the cursor it was queried with ('same') on page 2: the pagination makes no progress`);
     expect(served.listCalls()).toBe(2);
   });
 
   it('refuses an A, B, A cursor cycle after exactly 3 list calls', async () => {
     const { source, served } = await open(mode, 'aba');
     const err = await refusal(source.tools(session));
-    expect(err.message).toBe(
-      `mcp: tools/list of '${id()}' returned a cursor this sweep already visited ('A') on page 3: the pagination cycles`,
-    );
+    expect(err.message).toBe(`mcp: tools/list of '${id()}' returned a cursor this sweep already visited ('A') on page 3: the pagination cycles`);
     expect(served.listCalls()).toBe(3);
   });
 
@@ -81,9 +81,7 @@ describe.each(MODES)('discovery over %s', (mode) => {
     const { source } = await open(mode, 'many', { maxTools: 5, allow: ['m0'] });
     const err = await refusal(source.tools(session));
     expect(err).toBeInstanceOf(ConfigError);
-    expect(err.message).toBe(
-      `mcp: tools/list of '${id()}' returned at least 10 wire tools, over the declared maxTools 5; raise the cap or trim the server`,
-    );
+    expect(err.message).toBe(`mcp: tools/list of '${id()}' returned at least 10 wire tools, over the declared maxTools 5; raise the cap or trim the server`);
   });
 
   it('applies maxSchemaBytes after the filter', async () => {
@@ -106,7 +104,9 @@ describe.each(MODES)('discovery over %s', (mode) => {
     const err = await refusal(source.tools(session));
     expect(err).toBeInstanceOf(ConfigError);
     expect(err.message).toMatch(
-      new RegExp(`^mcp: tools/list of '${id().replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}' exceeded the discovery deadline \\(timeouts.discoveryMs 30\\) after \\d+ page\\(s\\)`),
+      new RegExp(
+        `^mcp: tools/list of '${id().replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}' exceeded the discovery deadline \\(timeouts.discoveryMs 30\\) after \\d+ page\\(s\\)`,
+      ),
     );
   });
 

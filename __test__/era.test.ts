@@ -93,7 +93,13 @@ describe('a stdio server that serves both eras', () => {
 
 describe("the 'protocol' pin", () => {
   const sdk1 = (extra: Record<string, unknown>) =>
-    mcp({ transport: 'stdio', command: process.execPath, args: [new URL('../examples/server.mjs', import.meta.url).pathname], stderr: 'ignore', ...extra } as any);
+    mcp({
+      transport: 'stdio',
+      command: process.execPath,
+      args: [new URL('../examples/server.mjs', import.meta.url).pathname],
+      stderr: 'ignore',
+      ...extra,
+    } as any);
 
   it("'2026-07-28' opens with server/discover: a dual-era server serves it, a 2025-only one is refused typed", async () => {
     const dual = modern('serve', { protocol: '2026-07-28' });
@@ -118,7 +124,9 @@ describe("the 'protocol' pin", () => {
     try {
       const err = await rejection(source.tools(session));
       expect(err).toBeInstanceOf(ConfigError);
-      expect(err.message).toMatch(/cannot be opened: the server refused protocol 2025-11-25 \('protocol' pins it\): MCP error -32022: Unsupported protocol version: 2025-11-25/);
+      expect(err.message).toMatch(
+        /cannot be opened: the server refused protocol 2025-11-25 \('protocol' pins it\): MCP error -32022: Unsupported protocol version: 2025-11-25/,
+      );
     } finally {
       await source.close();
     }
@@ -188,7 +196,13 @@ describe('a streamable-HTTP server that speaks only 2026-07-28 (createMcpHandler
 
 describe('x-mcp-header declarations', () => {
   const server = (legacy?: string) =>
-    mcp({ transport: 'stdio', command: process.execPath, args: [fixture('hostile-stdio.mjs')], env: { MODE: 'modernHeaders', ...(legacy ? { LEGACY: legacy } : {}) }, stderr: 'ignore' } as any);
+    mcp({
+      transport: 'stdio',
+      command: process.execPath,
+      args: [fixture('hostile-stdio.mjs')],
+      env: { MODE: 'modernHeaders', ...(legacy ? { LEGACY: legacy } : {}) },
+      stderr: 'ignore',
+    } as any);
 
   it('a modern import leaves out a tool whose declarations break the rules, and says why', async () => {
     const source = server();

@@ -50,16 +50,16 @@ describe.each(MODES)('execute over %s', (mode) => {
     const { tool } = await open(mode);
     await expect(tool('fail').execute({}, ctx)).rejects.toThrow(/^it broke$/);
     await expect(tool('failSilently').execute({}, ctx)).rejects.toThrow(/^MCP tool reported an error$/);
-    const err = await tool('fail').execute({}, ctx).catch((e) => e);
+    const err = await tool('fail')
+      .execute({}, ctx)
+      .catch((e) => e);
     expect(err).toBeInstanceOf(Error);
     expect(err).not.toBeInstanceOf(ConfigError);
   });
 
   it('rejects a declared output schema without structured content', async () => {
     const { tool } = await open(mode);
-    await expect(tool('forgetStructured').execute({}, ctx)).rejects.toThrow(
-      /has an output schema but did not return structured content/,
-    );
+    await expect(tool('forgetStructured').execute({}, ctx)).rejects.toThrow(/has an output schema but did not return structured content/);
   });
 
   it('rejects structured content that fails its output schema, naming the issue', async () => {
@@ -140,7 +140,11 @@ describe.each(['inprocess', 'stdio', 'http-stateful'] as Mode[])('execute over %
     process.on('warning', onWarning);
     try {
       const controller = new AbortController();
-      const calls = Array.from({ length: 1000 }, () => tool('slow').execute({ ms: 5000 }, ctxWith({ signal: controller.signal })).catch((e) => e));
+      const calls = Array.from({ length: 1000 }, () =>
+        tool('slow')
+          .execute({ ms: 5000 }, ctxWith({ signal: controller.signal }))
+          .catch((e) => e),
+      );
       await new Promise((r) => setTimeout(r, 50));
       const { getEventListeners } = await import('node:events');
       expect(getEventListeners(controller.signal, 'abort').length).toBe(1);

@@ -123,9 +123,9 @@ describe('hashes over ToolDefs', () => {
     );
     const dup = resolveToolset([def('x') as any, { id: 's', tools: async () => [def('x')] } as any], session);
     await expect(dup).rejects.toBeInstanceOf(ConfigError);
-    await expect(
-      resolveToolset([def('x') as any, { id: 's', tools: async () => [def('x')] } as any], session),
-    ).rejects.toThrow("duplicate tool name 'x' in one toolset; disambiguate with the MCP prefix option");
+    await expect(resolveToolset([def('x') as any, { id: 's', tools: async () => [def('x')] } as any], session)).rejects.toThrow(
+      "duplicate tool name 'x' in one toolset; disambiguate with the MCP prefix option",
+    );
   });
 });
 

@@ -92,7 +92,8 @@ describe("the child's descriptors and stderr", () => {
 
 describe('children belong to their Node environment', () => {
   it("a worker thread's exit ends its own servers only", async () => {
-    const r = await runHost(`
+    const r = await runHost(
+      `
       const { Worker } = require('node:worker_threads');
       const s = mcp({ transport: 'stdio', command: process.execPath, args: [${JSON.stringify(stubborn)}] });
       const defs = await s.tools({ runId: 'r' });
@@ -120,7 +121,9 @@ describe('children belong to their Node environment', () => {
       console.log('worker child gone', gone);
       console.log('after', await echo.execute({ text: 'b' }, {}));
       await s.close();
-    `, 15_000);
+    `,
+      15_000,
+    );
     expect(r.out).toContain('before a');
     expect(r.out).toContain('worker child gone true');
     expect(r.out).toContain('after b');

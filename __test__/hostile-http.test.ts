@@ -21,7 +21,13 @@ async function hostile(misbehave: Handler, seen: http.IncomingHttpHeaders[] = []
       const body = text ? JSON.parse(text) : undefined;
       if (body?.method === 'initialize') {
         res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 'sess-1' });
-        res.end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result: { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'h', version: '0' } } }));
+        res.end(
+          JSON.stringify({
+            jsonrpc: '2.0',
+            id: body.id,
+            result: { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'h', version: '0' } },
+          }),
+        );
         return;
       }
       if (req.method !== 'POST' || body?.id === undefined) {
@@ -67,7 +73,13 @@ async function slowToSetUp(initializedMs: number, getMs: number | 'never', log: 
       log.push(`${what} received`);
       if (body?.method === 'initialize') {
         res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 'sess-1' });
-        res.end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result: { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'h', version: '0' } } }));
+        res.end(
+          JSON.stringify({
+            jsonrpc: '2.0',
+            id: body.id,
+            result: { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'h', version: '0' } },
+          }),
+        );
         return;
       }
       if (body?.method === 'notifications/initialized') {

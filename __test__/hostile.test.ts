@@ -104,7 +104,9 @@ describe('hostile stdio servers', () => {
       expect(await echo.execute({ case: 'repeatedContent' }, ctx)).toBe('last');
       expect(await typed.execute({ case: 'repeatedStructured' }, ctx)).toEqual({ k: 7 });
       const invalid = await rejection(typed.execute({ case: 'repeatedInvalid' }, ctx));
-      expect(invalid.message).toMatch(/^mcp: tool 'typed' returned structured content that does not match its output schema: at \/k: "not an integer" is not of type "integer"/);
+      expect(invalid.message).toMatch(
+        /^mcp: tool 'typed' returned structured content that does not match its output schema: at \/k: "not an integer" is not of type "integer"/,
+      );
       const ordered = await echo.execute({ case: 'ordered' }, ctx);
       expect(JSON.stringify(ordered)).toBe('{"z":1,"a":[1.5,-2,10000000000],"m":{"b":true,"a":null}}');
       // A result of 200,000 distinct members is read (its repeated-key check is not pairwise:

@@ -23,7 +23,6 @@ function processesWithArgs(needle: string): number[] {
   return found;
 }
 
-
 const lifecycle = (env: Record<string, string> = {}) =>
   mcp({ transport: 'stdio', command: process.execPath, args: [fixture('lifecycle-server.mjs')], env, stderr: 'ignore' });
 

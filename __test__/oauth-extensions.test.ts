@@ -298,10 +298,22 @@ describe('http.oauth.dpop', () => {
 
   it('refuses a key that is not one, naming the key, never its value', () => {
     const pem = '-----BEGIN PRIVATE KEY-----\nc2VjcmV0LWtleS1tYXRlcmlhbC0xMjM0\n-----END PRIVATE KEY-----';
-    const err = thrown(() => mcp({ transport: 'streamable-http', url: 'https://x.example/mcp', http: { oauth: { grant: 'jwt_bearer', clientId: 'c', assertion: 'a', dpop: { privateKey: pem } } } }));
+    const err = thrown(() =>
+      mcp({
+        transport: 'streamable-http',
+        url: 'https://x.example/mcp',
+        http: { oauth: { grant: 'jwt_bearer', clientId: 'c', assertion: 'a', dpop: { privateKey: pem } } },
+      }),
+    );
     expect(err).toBeInstanceOf(ConfigError);
     expect(err.message).toBe("mcp: 'http.oauth.dpop.privateKey' is not a PKCS#8 P-256 private key (the key for 'ES256')");
-    const typed = thrown(() => mcp({ transport: 'streamable-http', url: 'https://x.example/mcp', http: { oauth: { grant: 'jwt_bearer', clientId: 'c', assertion: 'a', dpop: 'on' as any } } }));
+    const typed = thrown(() =>
+      mcp({
+        transport: 'streamable-http',
+        url: 'https://x.example/mcp',
+        http: { oauth: { grant: 'jwt_bearer', clientId: 'c', assertion: 'a', dpop: 'on' as any } },
+      }),
+    );
     expect(typed.message).toBe("mcp: 'http.oauth.dpop' must be true, false or { privateKey, signingAlgorithm? }, got the string 'on'");
   });
 });

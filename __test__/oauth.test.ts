@@ -131,9 +131,7 @@ async function serveProtected(): Promise<Protected> {
       if (!state.valid.has(token)) {
         res
           .writeHead(401, {
-            'www-authenticate':
-              state.challenge ??
-              `Bearer error="invalid_token", resource_metadata="${state.base}/.well-known/oauth-protected-resource/mcp"`,
+            'www-authenticate': state.challenge ?? `Bearer error="invalid_token", resource_metadata="${state.base}/.well-known/oauth-protected-resource/mcp"`,
             'content-type': 'application/json',
           })
           .end(JSON.stringify({ error: 'invalid_token', echoed: auth }));
@@ -213,11 +211,17 @@ async function serveAuthServer(valid: Set<string>, host = '127.0.0.1'): Promise<
     } catch {}
     state.requests.push({ method: req.method ?? '', path, form, authorization: req.headers.authorization });
     if (req.method === 'GET' && path === '/.well-known/oauth-authorization-server') {
-      return json(res, 200, state.metadata ? state.metadata() : {
-        ...honestMetadata(state.base),
-        registration_endpoint: `${state.base}/register`,
-        token_endpoint_auth_methods_supported: ['none', 'client_secret_post'],
-      });
+      return json(
+        res,
+        200,
+        state.metadata
+          ? state.metadata()
+          : {
+              ...honestMetadata(state.base),
+              registration_endpoint: `${state.base}/register`,
+              token_endpoint_auth_methods_supported: ['none', 'client_secret_post'],
+            },
+      );
     }
     if (req.method === 'POST' && path === '/register') return json(res, 201, { client_id: `client-of-${port}` });
     if (req.method === 'POST' && path === '/token') {
@@ -275,9 +279,7 @@ describe('http.oauth', () => {
     let asked = 0;
     const authorize = browser();
     const store = memoryStore();
-    const source = closing(
-      mcp(oauthConfig(served, { store, authorize: (r: any) => (asked++, authorize(r)) }) as any),
-    );
+    const source = closing(mcp(oauthConfig(served, { store, authorize: (r: any) => (asked++, authorize(r)) }) as any));
     const defs = await source.tools(session);
     expect(await defs[0].execute({ text: 'hi' }, ctx)).toBe('hi');
     expect(asked).toBe(1);
@@ -410,9 +412,7 @@ describe('http.oauth', () => {
     };
     let redirect = '';
     const authorize = browser();
-    const source = closing(
-      mcp(oauthConfig(served, { authorize: async (r: any) => (redirect = await authorize(r)) }) as any),
-    );
+    const source = closing(mcp(oauthConfig(served, { authorize: async (r: any) => (redirect = await authorize(r)) }) as any));
     const err = await rejection(source.tools(session));
     expect(err).toBeInstanceOf(OAuthError);
     expect(err).toMatchObject({ code: 'oauth', kind: 'refused', error: 'invalid_grant' });
@@ -445,9 +445,7 @@ describe('http.oauth', () => {
 
   it('config: refusals name the key', () => {
     const base = { transport: 'streamable-http', url: 'http://127.0.0.1:1/mcp' };
-    let err = thrown(() =>
-      mcp({ ...base, http: { headers: { Authorization: 'Bearer x' }, oauth: { redirectUri: 'http://localhost/cb' } } } as any),
-    );
+    let err = thrown(() => mcp({ ...base, http: { headers: { Authorization: 'Bearer x' }, oauth: { redirectUri: 'http://localhost/cb' } } } as any));
     expect(err).toBeInstanceOf(ConfigError);
     expect(err.message).toMatch(/static 'Authorization' header, which 'http.oauth' replaces/);
     err = thrown(() => mcp({ ...base, http: { oauth: { redirectUri: 'http://localhost/cb', scopes: 'a' } } } as any));
@@ -456,9 +454,7 @@ describe('http.oauth', () => {
     expect(err.message).toMatch(/'client_credentials' grant of 'http.oauth' requires/);
     err = thrown(() => mcp({ ...base, http: { oauth: { redirectUri: 'http://localhost/cb', authorize: 'yes' } } } as any));
     expect(err.message).toMatch(/'http.oauth.authorize' must be a \(possibly async\) function/);
-    err = thrown(() =>
-      mcp({ ...base, http: { oauth: { grant: 'client_credentials', clientId: 'c', clientSecret: 42424242 } } } as any),
-    );
+    err = thrown(() => mcp({ ...base, http: { oauth: { grant: 'client_credentials', clientId: 'c', clientSecret: 42424242 } } } as any));
     expect(err.message).not.toContain('42424242');
   });
 });
@@ -626,13 +622,13 @@ describe('http.oauth config: the trust boundary', () => {
 
   it("'http.oauth.issuer' is an https: (or loopback http:) URL", () => {
     for (const issuer of [42, '', 'ftp://as.example', 'http://as.example', 'https://as.example/#x']) {
-      const err = thrown(() =>
-        mcp({ transport: 'streamable-http', url: 'http://127.0.0.1:1/mcp', http: { oauth: { ...oauth, issuer } } } as any),
-      );
+      const err = thrown(() => mcp({ transport: 'streamable-http', url: 'http://127.0.0.1:1/mcp', http: { oauth: { ...oauth, issuer } } } as any));
       expect(err, String(issuer)).toBeInstanceOf(ConfigError);
       expect(err.message).toMatch(/^mcp: 'http.oauth.issuer' must be/);
     }
-    void closing(mcp({ transport: 'streamable-http', url: 'http://127.0.0.1:1/mcp', http: { oauth: { ...oauth, issuer: 'https://as.example/tenant' } } } as any));
+    void closing(
+      mcp({ transport: 'streamable-http', url: 'http://127.0.0.1:1/mcp', http: { oauth: { ...oauth, issuer: 'https://as.example/tenant' } } } as any),
+    );
   });
 });
 
@@ -717,9 +713,7 @@ describe('http.oauth: the lesser deviations', () => {
       served.asMetadata = () => ({ ...honestMetadata(served.base), code_challenge_methods_supported: methods });
       const asked: string[] = [];
       const authorize = browser();
-      const err = await rejection(
-        closing(mcp(oauthConfig(served, { authorize: (r: any) => (asked.push(r.url), authorize(r)) }) as any)).tools(session),
-      );
+      const err = await rejection(closing(mcp(oauthConfig(served, { authorize: (r: any) => (asked.push(r.url), authorize(r)) }) as any)).tools(session));
       expect(err.message).toMatch(/does not advertise PKCE with S256/);
       expect(asked).toEqual([]);
     }
@@ -849,7 +843,11 @@ describe('credentials in the server URL', () => {
     expect(oauthErr).toMatchObject({ kind: 'authorization_required' });
     clean(oauthErr.message);
     const refused = thrown(() =>
-      mcp({ transport: 'streamable-http', url: withCredentials('http://mcp.example.com/mcp'), http: { oauth: { redirectUri: 'http://127.0.0.1:9/cb' } } } as any),
+      mcp({
+        transport: 'streamable-http',
+        url: withCredentials('http://mcp.example.com/mcp'),
+        http: { oauth: { redirectUri: 'http://127.0.0.1:9/cb' } },
+      } as any),
     );
     expect(refused).toBeInstanceOf(ConfigError);
     clean(refused.message);
@@ -882,9 +880,7 @@ describe('http.oauth: the 2025-03-26 root document', () => {
     served.asMetadata = () => ({ ...honestMetadata(served.base), issuer: 'https://honest-idp.example' });
     const asked: string[] = [];
     const authorize = browser();
-    const err = await rejection(
-      closing(mcp(oauthConfig(served, { authorize: (r: any) => (asked.push(r.url), authorize(r)) }) as any)).tools(session),
-    );
+    const err = await rejection(closing(mcp(oauthConfig(served, { authorize: (r: any) => (asked.push(r.url), authorize(r)) }) as any)).tools(session));
     expect(err).toMatchObject({ code: 'oauth', kind: 'untrusted' });
     expect(asked).toEqual([]);
     expect(served.tokenForms).toEqual([]);

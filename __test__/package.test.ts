@@ -78,8 +78,11 @@ describe('the packed packages', () => {
   // FreeBSD before loading it): one error naming the supported platforms and the way to build
   // from source, the loader's attempts kept as its cause.
   it('a platform with no package gets one clear error', () => {
-    writeFileSync(join(project, 'freebsd.cjs'), `Object.defineProperty(process, 'platform', { value: 'freebsd' });
-try { require('@rulvar/mcp-native'); console.log('loaded'); } catch (e) { console.log(JSON.stringify({ message: e.message, cause: String(e.cause && e.cause.message) })); }`);
+    writeFileSync(
+      join(project, 'freebsd.cjs'),
+      `Object.defineProperty(process, 'platform', { value: 'freebsd' });
+try { require('@rulvar/mcp-native'); console.log('loaded'); } catch (e) { console.log(JSON.stringify({ message: e.message, cause: String(e.cause && e.cause.message) })); }`,
+    );
     const out = JSON.parse(execFileSync(process.execPath, ['freebsd.cjs'], { cwd: project, encoding: 'utf8', timeout: 20_000 }));
     expect(out.message).toBe(
       `@rulvar/mcp-native has no build for freebsd-${process.arch}; the supported platforms are linux-x64-gnu, linux-x64-musl, linux-arm64-gnu, linux-arm64-musl, darwin-x64, darwin-arm64, win32-x64-msvc; to build it from source, install Rust (https://rustup.rs) and run \`npm install\` in a clone of the repository (it runs \`napi build\`), then use that folder as the package`,

@@ -19,7 +19,9 @@ function call(requests: Seen[]) {
   const body = JSON.parse(seen.body);
   return {
     headers: Object.fromEntries(ROUTING.map((h) => [h, seen.headers[h]])),
-    meta: Object.keys(body.params._meta ?? {}).filter((k) => k.startsWith('io.modelcontextprotocol/')).sort(),
+    meta: Object.keys(body.params._meta ?? {})
+      .filter((k) => k.startsWith('io.modelcontextprotocol/'))
+      .sort(),
     version: body.params._meta?.['io.modelcontextprotocol/protocolVersion'],
     name: body.params.name,
     arguments: body.params.arguments,
@@ -55,7 +57,13 @@ describe('the 2026-07-28 wire, beside @modelcontextprotocol/client 2.4 (auto)', 
   });
 
   it('opens as the design says: the 2025 initialize, refused, then server/discover, and nothing else but the listen before the list', () => {
-    const opening = (rs: Seen[]) => rs.slice(0, rs.findIndex((r) => r.body.includes('"tools/list"'))).map((r) => `${r.method} ${r.body ? JSON.parse(r.body).method : ''}`);
+    const opening = (rs: Seen[]) =>
+      rs
+        .slice(
+          0,
+          rs.findIndex((r) => r.body.includes('"tools/list"')),
+        )
+        .map((r) => `${r.method} ${r.body ? JSON.parse(r.body).method : ''}`);
     const mine = opening(ours.requests);
     expect(mine.slice(0, 2)).toEqual(['POST initialize', 'POST server/discover']);
     // The subscription for list changes may open before the list does.

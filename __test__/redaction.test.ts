@@ -32,7 +32,13 @@ async function serve(rest: (req: http.IncomingMessage, res: http.ServerResponse)
       const body = text ? JSON.parse(text) : undefined;
       if (body?.method === 'initialize') {
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result: { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'h', version: '0' } } }));
+        res.end(
+          JSON.stringify({
+            jsonrpc: '2.0',
+            id: body.id,
+            result: { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'h', version: '0' } },
+          }),
+        );
       } else if (req.method !== 'POST' || body?.id === undefined) {
         res.writeHead(req.method === 'GET' ? 405 : 202).end();
       } else {
@@ -72,13 +78,15 @@ describe('redaction', () => {
     expect(err.message).not.toContain(TOKEN.slice(6, 16));
   });
 
-  it("an HTTP body whose first 512 bytes end inside the token: redacted before it is cut", async () => {
+  it('an HTTP body whose first 512 bytes end inside the token: redacted before it is cut', async () => {
     const token = 'tok-http-9f8e7d6c5b4a3210';
     // 505 bytes of text and the token: the first 7 bytes of it fall within the 512 shown.
     const url = await serve((req, res) => {
       res.writeHead(500, { 'content-type': 'text/plain' }).end(`${'x'.repeat(505)}${String(req.headers.authorization).slice(7)} and more`);
     });
-    const err = await rejection(closing(mcp({ transport: 'streamable-http', url, http: { headers: { authorization: `Bearer ${token}` } } } as any)).tools(session));
+    const err = await rejection(
+      closing(mcp({ transport: 'streamable-http', url, http: { headers: { authorization: `Bearer ${token}` } } } as any)).tools(session),
+    );
     expect(err.message).toMatch(/HTTP 500/);
     expect(err.message).not.toContain(token.slice(0, 7));
     expect(err.message).toMatch(/x\[redac/);

@@ -36,16 +36,21 @@ async function droppingServer(drop: string[]): Promise<Dropping> {
         res.socket?.destroy();
         return;
       }
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id, result: { resultType: 'complete', ...(result as object) } }));
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ jsonrpc: '2.0', id, result: { resultType: 'complete', ...(result as object) } }));
     };
     if (id === undefined) {
       notified.push(method);
       return void res.writeHead(202).end();
     }
     if (method === 'initialize') {
-      return void res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32022, message: 'Unsupported protocol version', data: { supported: ['2026-07-28'] } } }));
+      return void res
+        .writeHead(400, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32022, message: 'Unsupported protocol version', data: { supported: ['2026-07-28'] } } }));
     }
-    if (method === 'server/discover') return answer({ supportedVersions: ['2026-07-28'], capabilities: { tools: {} }, serverInfo: { name: 'dropping', version: '1' } });
+    if (method === 'server/discover')
+      return answer({ supportedVersions: ['2026-07-28'], capabilities: { tools: {} }, serverInfo: { name: 'dropping', version: '1' } });
     if (method === 'tools/list') {
       runs.list = (runs.list ?? 0) + 1;
       return answer({ tools, ttlMs: 0, cacheScope: 'private' });
@@ -61,7 +66,9 @@ async function droppingServer(drop: string[]): Promise<Dropping> {
       runs[params.name] = (runs[params.name] ?? 0) + 1;
       return answer({ content: [{ type: 'text', text: `${params.name} done` }] });
     }
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32601, message: 'Method not found' } }));
+    res
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32601, message: 'Method not found' } }));
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address() as AddressInfo;
@@ -105,7 +112,9 @@ describe('a lost answer on a 2026-07-28 connection', () => {
     try {
       const by = Object.fromEntries((await source.tools(session)).map((d) => [d.name, d]));
       const err = await rejection(by.charge.execute({}, session));
-      expect(err.message).toMatch(/^mcp: tool 'charge' failed: .*; whether it ran is unknown, and it was not sent again \(a call is sent again only for a tool with risk 'read' or listed in 'idempotent', and once\)$/);
+      expect(err.message).toMatch(
+        /^mcp: tool 'charge' failed: .*; whether it ran is unknown, and it was not sent again \(a call is sent again only for a tool with risk 'read' or listed in 'idempotent', and once\)$/,
+      );
       expect(server.runs.charge).toBe(1);
     } finally {
       await source.close();

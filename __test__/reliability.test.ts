@@ -158,7 +158,12 @@ describe('secrets never appear in messages or the posture', () => {
     const served = await serveHttp(buildServer, true);
     try {
       const bad = `${served.url.replace('/mcp', '')}/nothing-here`;
-      const source = mcp({ transport: 'streamable-http', url: `http://127.0.0.1:1/mcp`, http: { headers: { authorization: SECRET } }, timeouts: { connectMs: 2000 } });
+      const source = mcp({
+        transport: 'streamable-http',
+        url: `http://127.0.0.1:1/mcp`,
+        http: { headers: { authorization: SECRET } },
+        timeouts: { connectMs: 2000 },
+      });
       const err = await source.tools(session).catch((e) => e);
       expect(err.message).not.toContain(SECRET);
       expect(JSON.stringify(source.describeRegulatedPosture())).not.toContain(SECRET);
@@ -183,7 +188,11 @@ describe('secrets never appear in messages or the posture', () => {
 
 describe('inputs sized by the host', () => {
   it('timeouts far beyond any clock are real deadlines, not a panic', async () => {
-    const source = mcp({ transport: 'inprocess', server: buildServer(), timeouts: { connectMs: 1e300, listMs: 1e300, callMs: Number.MAX_VALUE, discoveryMs: 1e300 } });
+    const source = mcp({
+      transport: 'inprocess',
+      server: buildServer(),
+      timeouts: { connectMs: 1e300, listMs: 1e300, callMs: Number.MAX_VALUE, discoveryMs: 1e300 },
+    });
     try {
       const defs = await source.tools(session);
       expect(await defs[0].execute({ text: 'x' }, ctx)).toBe('x');

@@ -85,7 +85,10 @@ describe('rmcp server, modern mode, over stdio', () => {
       let again = first;
       expect(
         await waitFor(() => {
-          void source.tools(session).then((d) => (again = d), () => {});
+          void source.tools(session).then(
+            (d) => (again = d),
+            () => {},
+          );
           return again !== first;
         }),
       ).toBe(true);
@@ -99,7 +102,7 @@ describe('rmcp server, modern mode, over stdio', () => {
     }
   });
 
-  it("pinned to 2026-07-28 it starts one process; pinned to 2025-11-25 it is refused, typed", async () => {
+  it('pinned to 2026-07-28 it starts one process; pinned to 2025-11-25 it is refused, typed', async () => {
     const file = startsFile();
     const pinned = modern({ protocol: '2026-07-28' }, { RMCP_STARTS: file });
     try {

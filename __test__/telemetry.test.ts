@@ -68,7 +68,11 @@ async function under<T>(name: string, fn: (span: Span) => Promise<T>, attributes
 }
 async function durations() {
   await reader.forceFlush();
-  const all = metricExporter.getMetrics().at(-1)?.scopeMetrics.flatMap((s) => s.metrics) ?? [];
+  const all =
+    metricExporter
+      .getMetrics()
+      .at(-1)
+      ?.scopeMetrics.flatMap((s) => s.metrics) ?? [];
   return all.filter((m) => m.descriptor.name === 'mcp.client.operation.duration');
 }
 
@@ -156,7 +160,7 @@ describe('OpenTelemetry: spans, context and the histogram', () => {
     expect(failed).toEqual(expect.arrayContaining(['tool_error', '-32050', 'timeout', 'cancelled', 'connection_closed']));
   });
 
-  it("input refused before sending: the span says invalid_input, and no duration is recorded for it", async () => {
+  it('input refused before sending: the span says invalid_input, and no duration is recorded for it', async () => {
     const source = keep(mcp(stdio()));
     const echo = (await source.tools(session)).find((d) => d.name === 'echo')!;
     await rejection(echo.execute({ text: 42 }, ctx));
@@ -169,11 +173,10 @@ describe('OpenTelemetry: spans, context and the histogram', () => {
     const source = keep(mcp(stdio()));
     const whoami = (await source.tools(session)).find((d) => d.name === 'whoami')!;
     spans.reset();
-    const { span: engine, value } = await under(
-      'execute_tool whoami',
-      async () => JSON.parse((await whoami.execute({}, ctx)) as string),
-      { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'whoami' },
-    );
+    const { span: engine, value } = await under('execute_tool whoami', async () => JSON.parse((await whoami.execute({}, ctx)) as string), {
+      'gen_ai.operation.name': 'execute_tool',
+      'gen_ai.tool.name': 'whoami',
+    });
     expect(finished('tools/call whoami')).toEqual([]);
     expect(spans.getFinishedSpans().map((s) => s.name)).toEqual(['execute_tool whoami']);
     const recorded = only('execute_tool whoami');
@@ -262,7 +265,11 @@ describe('OpenTelemetry: spans, context and the histogram', () => {
     const secret = 'sk-live-0123456789abcdef';
     const server = keep(await serveHttp(traceServer, true));
     const source = keep(
-      mcp({ transport: 'streamable-http', url: `${server.url}?token=query-secret-value`, http: { headers: { authorization: 'Bearer header-secret-value', 'x-api-key': 'another-header-secret' } } }),
+      mcp({
+        transport: 'streamable-http',
+        url: `${server.url}?token=query-secret-value`,
+        http: { headers: { authorization: 'Bearer header-secret-value', 'x-api-key': 'another-header-secret' } },
+      }),
     );
     const defs = await source.tools(session);
     const def = (name: string) => defs.find((d) => d.name === name)!;

@@ -56,7 +56,7 @@ describe('McpToolSource[Symbol.asyncDispose]', () => {
   }, 60_000);
 
   it("would break a consumer whose lib lacks Symbol.asyncDispose without the package's own declaration", () => {
-    expect(symbolDeclaration).toMatch(/^declare global \{\n[^]*readonly asyncDispose: unique symbol;\n  \}\n\}$/);
+    expect(symbolDeclaration).toMatch(/^declare global \{\n[\s\S]*readonly asyncDispose: unique symbol;\n  \}\n\}$/);
     const result = compileWith(project, without(dts, symbolDeclaration));
     expect(result.ok).toBe(false);
     expect(result.output).toMatch(/index\.d\.ts\(\d+,\d+\): error TS2550: Property 'asyncDispose' does not exist on type 'SymbolConstructor'/);

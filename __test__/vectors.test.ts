@@ -6,9 +6,7 @@ import * as api from '../lib/index.js';
 
 type Case = { id: string; kind: string; input: unknown; output?: unknown; error?: string };
 
-const cases: Case[] = JSON.parse(
-  readFileSync(new URL('../tests/vectors/hashing.json', import.meta.url), 'utf8'),
-);
+const cases: Case[] = JSON.parse(readFileSync(new URL('../tests/vectors/hashing.json', import.meta.url), 'utf8'));
 
 const call = (c: Case): unknown => {
   switch (c.kind) {

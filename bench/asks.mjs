@@ -7,11 +7,18 @@ import { interleaved, printRows } from './interleaved.mjs';
 /** The rows, in run.mjs's shape: baseline = no hooks, addon = hooks offered. */
 export function asksRows(runs) {
   const rows = [];
-  for (const [transport, calls] of [['stdio-fast', 20000], ['inprocess', 10000]]) {
+  for (const [transport, calls] of [
+    ['stdio-fast', 20000],
+    ['inprocess', 10000],
+  ]) {
     const spec = { op: 'calls', impl: 'addon', transport, calls, concurrency: 16 };
     const [base, addon] = interleaved({ ...spec, asks: false }, { ...spec, asks: true }, runs);
     const label = `${transport}, c16, elicit + sample + tasks offered (baseline: none)`;
-    for (const [metric, unit, better] of [['callsPerSec', 'calls/s', 'higher'], ['mainUsPerCall', 'µs', 'lower'], ['p50', 'ms', 'lower']]) {
+    for (const [metric, unit, better] of [
+      ['callsPerSec', 'calls/s', 'higher'],
+      ['mainUsPerCall', 'µs', 'lower'],
+      ['p50', 'ms', 'lower'],
+    ]) {
       rows.push({ label, metric, unit, better, baseline: base[metric], addon: addon[metric], ratio: addon[metric] / base[metric], base, addonAll: addon });
     }
   }

@@ -20,7 +20,10 @@ const here = (p) => fileURLToPath(new URL(p, import.meta.url));
 const gc = () => globalThis.gc?.();
 
 async function startHttp(tools) {
-  const child = spawn(process.execPath, [here('./servers/sdk-server.mjs')], { env: { ...process.env, HTTP_PORT: '0', TOOLS: String(tools) }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [here('./servers/sdk-server.mjs')], {
+    env: { ...process.env, HTTP_PORT: '0', TOOLS: String(tools) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const url = await new Promise((resolve) => child.stdout.once('data', (d) => resolve(String(d).trim())));
   return { url, stop: () => child.kill() };
 }
@@ -30,7 +33,12 @@ async function target(transport, tools) {
     case 'stdio-fast':
       return { kind: 'stdio', command: process.execPath, args: [here('./servers/fast-stdio.mjs')], env: { TOOLS: String(tools), PATH: process.env.PATH } };
     case 'stdio-fast-2026':
-      return { kind: 'stdio', command: process.execPath, args: [here('./servers/fast-stdio.mjs')], env: { TOOLS: String(tools), PATH: process.env.PATH, MODERN: '1' } };
+      return {
+        kind: 'stdio',
+        command: process.execPath,
+        args: [here('./servers/fast-stdio.mjs')],
+        env: { TOOLS: String(tools), PATH: process.env.PATH, MODERN: '1' },
+      };
     case 'stdio-sdk':
       return { kind: 'stdio', command: process.execPath, args: [here('./servers/sdk-server.mjs')], env: { TOOLS: String(tools), PATH: process.env.PATH } };
     case 'inprocess':
@@ -91,16 +99,24 @@ async function calls(defs, name, input, total, concurrency) {
 function jsJcs(v) {
   if (v === null || typeof v !== 'object') return JSON.stringify(v);
   if (Array.isArray(v)) return `[${v.map(jsJcs).join(',')}]`;
-  return `{${Object.keys(v).sort().filter((k) => v[k] !== undefined).map((k) => `${JSON.stringify(k)}:${jsJcs(v[k])}`).join(',')}}`;
+  return `{${Object.keys(v)
+    .sort()
+    .filter((k) => v[k] !== undefined)
+    .map((k) => `${JSON.stringify(k)}:${jsJcs(v[k])}`)
+    .join(',')}}`;
 }
 
 async function main() {
   const op = spec.op;
   if (op === 'hash') {
     const contracts = makeTools(5000).map((t) => ({ name: t.name, description: t.description, parameters: t.inputSchema }));
-    const run = spec.impl === 'addon'
-      ? () => toolsetHash(contracts)
-      : () => createHash('sha256').update(jsJcs([...contracts].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)))).digest('hex');
+    const run =
+      spec.impl === 'addon'
+        ? () => toolsetHash(contracts)
+        : () =>
+            createHash('sha256')
+              .update(jsJcs([...contracts].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))))
+              .digest('hex');
     run();
     const t0 = performance.now();
     for (let i = 0; i < 5; i++) run();

@@ -17,7 +17,12 @@ export function addonSource(target) {
         : { transport: 'inprocess', server: target.server };
   // `asks`: the host offers answers to what a server asks back, which these calls never use
   // (what offering them costs a call that asks nothing).
-  if (target.asks) Object.assign(config, { elicit: () => ({ action: 'decline' }), sample: () => ({ role: 'assistant', content: { type: 'text', text: '' }, model: 'none' }), tasks: true });
+  if (target.asks)
+    Object.assign(config, {
+      elicit: () => ({ action: 'decline' }),
+      sample: () => ({ role: 'assistant', content: { type: 'text', text: '' }, model: 'none' }),
+      tasks: true,
+    });
   const source = mcp(config);
   return {
     tools: () => source.tools({ runId: 'bench' }),

@@ -7,13 +7,26 @@ import { interleaved, printRows } from './interleaved.mjs';
 /** The rows, in run.mjs's shape: baseline = the 2025 wire, addon = the 2026 wire. */
 export function eraRows(runs) {
   const rows = [];
-  for (const [legacy, modern, calls] of [['stdio-fast', 'stdio-fast-2026', 20000], ['http-fast', 'http-fast-2026', 4000]]) {
+  for (const [legacy, modern, calls] of [
+    ['stdio-fast', 'stdio-fast-2026', 20000],
+    ['http-fast', 'http-fast-2026', 4000],
+  ]) {
     for (const concurrency of [1, 16]) {
       const spec = { op: 'calls', impl: 'addon', calls: concurrency === 1 ? Math.min(calls, 3000) : calls, concurrency };
       const [base, addon] = interleaved({ ...spec, transport: legacy }, { ...spec, transport: modern }, runs);
       const label = `${modern}, concurrency ${concurrency} (baseline: the same server on 2025-11-25)`;
-      const metrics = concurrency === 1 ? [['p50', 'ms', 'lower'], ['mainUsPerCall', 'µs', 'lower']] : [['callsPerSec', 'calls/s', 'higher'], ['mainUsPerCall', 'µs', 'lower']];
-      for (const [metric, unit, better] of metrics) rows.push({ label, metric, unit, better, baseline: base[metric], addon: addon[metric], ratio: addon[metric] / base[metric], base, addonAll: addon });
+      const metrics =
+        concurrency === 1
+          ? [
+              ['p50', 'ms', 'lower'],
+              ['mainUsPerCall', 'µs', 'lower'],
+            ]
+          : [
+              ['callsPerSec', 'calls/s', 'higher'],
+              ['mainUsPerCall', 'µs', 'lower'],
+            ];
+      for (const [metric, unit, better] of metrics)
+        rows.push({ label, metric, unit, better, baseline: base[metric], addon: addon[metric], ratio: addon[metric] / base[metric], base, addonAll: addon });
     }
   }
   return rows;

@@ -8,7 +8,7 @@ import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { InMemoryMetricExporter, AggregationTemporality, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 
-const dropped = { export: (spans, done) => done({ code: 0 }), shutdown: async () => {} };
+const dropped = { export: (_spans, done) => done({ code: 0 }), shutdown: async () => {} };
 context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
 propagation.setGlobalPropagator(new W3CTraceContextPropagator());
 trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(dropped)] }));

@@ -48,7 +48,12 @@ function httpRpc(target) {
         res.setEncoding('utf8');
         res.on('data', (d) => (text += d));
         res.on('end', () => {
-          const data = text.startsWith('{') ? text : text.split('\n').find((l) => l.startsWith('data: '))?.slice(6);
+          const data = text.startsWith('{')
+            ? text
+            : text
+                .split('\n')
+                .find((l) => l.startsWith('data: '))
+                ?.slice(6);
           resolve(data === undefined ? undefined : JSON.parse(data));
         });
       });

@@ -29,24 +29,59 @@ function compare(label, spec, metric, unit, better, floor = false) {
   const base = measure({ ...spec, impl: 'sdk' });
   const addon = measure({ ...spec, impl: 'addon' });
   const raw = floor ? measure({ ...spec, impl: 'raw' }) : undefined;
-  const row = { label, metric, unit, better, baseline: base[metric], addon: addon[metric], ratio: addon[metric] / base[metric], raw: raw?.[metric], base, addonAll: addon, rawAll: raw };
+  const row = {
+    label,
+    metric,
+    unit,
+    better,
+    baseline: base[metric],
+    addon: addon[metric],
+    ratio: addon[metric] / base[metric],
+    raw: raw?.[metric],
+    base,
+    addonAll: addon,
+    rawAll: raw,
+  };
   rows.push(row);
-  console.log(`${label.padEnd(44)} ${metric.padEnd(12)} baseline ${fmt(row.baseline)} addon ${fmt(row.addon)} ratio ${row.ratio.toFixed(2)}${raw ? ` raw ${fmt(row.raw)}` : ''}`);
+  console.log(
+    `${label.padEnd(44)} ${metric.padEnd(12)} baseline ${fmt(row.baseline)} addon ${fmt(row.addon)} ratio ${row.ratio.toFixed(2)}${raw ? ` raw ${fmt(row.raw)}` : ''}`,
+  );
   return row;
 }
-const extra = (row, metric, unit, better) => rows.push({ ...row, metric, unit, better, baseline: row.base[metric], addon: row.addonAll[metric], ratio: row.addonAll[metric] / row.base[metric], raw: row.rawAll?.[metric] });
+const extra = (row, metric, unit, better) =>
+  rows.push({
+    ...row,
+    metric,
+    unit,
+    better,
+    baseline: row.base[metric],
+    addon: row.addonAll[metric],
+    ratio: row.addonAll[metric] / row.base[metric],
+    raw: row.rawAll?.[metric],
+  });
 const fmt = (x) => (Math.abs(x) >= 100 ? x.toFixed(0) : x.toFixed(2));
 
 const started = Date.now();
 // 1. Cold import.
-for (const tools of [10, 1000, 5000]) compare(`cold import, ${tools} tools (SDK stdio server)`, { op: 'import', transport: 'stdio-sdk', tools }, 'ms', 'ms', 'lower', true);
+for (const tools of [10, 1000, 5000])
+  compare(`cold import, ${tools} tools (SDK stdio server)`, { op: 'import', transport: 'stdio-sdk', tools }, 'ms', 'ms', 'lower', true);
 // 1b. The toolset lock: the same cold import checked against its lock, the addon against itself.
 {
   const spec = { op: 'lockImport', transport: 'stdio-sdk', tools: 5000, impl: 'addon' };
   const plain = measure({ ...spec, lock: false });
   const locked = measure({ ...spec, lock: true });
   const label = 'cold import, 5000 tools, checked against its lock (baseline: no lock)';
-  rows.push({ label, metric: 'ms', unit: 'ms', better: 'lower', baseline: plain.ms, addon: locked.ms, ratio: locked.ms / plain.ms, base: plain, addonAll: locked });
+  rows.push({
+    label,
+    metric: 'ms',
+    unit: 'ms',
+    better: 'lower',
+    baseline: plain.ms,
+    addon: locked.ms,
+    ratio: locked.ms / plain.ms,
+    base: plain,
+    addonAll: locked,
+  });
   console.log(`${label.padEnd(44)} ms           baseline ${fmt(plain.ms)} addon ${fmt(locked.ms)} ratio ${(locked.ms / plain.ms).toFixed(2)}`);
   extra(rows[rows.length - 1], 'mcpMs', 'ms (mcp() reading the lock)', 'lower');
 }
@@ -54,17 +89,37 @@ for (const tools of [10, 1000, 5000]) compare(`cold import, ${tools} tools (SDK 
 const callCounts = { 'stdio-fast': 20000, 'stdio-sdk': 10000, http: 2000, inprocess: 10000 };
 for (const transport of ['stdio-fast', 'stdio-sdk', 'http', 'inprocess']) {
   const floor = transport !== 'inprocess';
-  const c1 = compare(`${transport}, concurrency 1`, { op: 'calls', transport, calls: Math.min(callCounts[transport], 3000), concurrency: 1 }, 'p50', 'ms', 'lower', floor);
+  const c1 = compare(
+    `${transport}, concurrency 1`,
+    { op: 'calls', transport, calls: Math.min(callCounts[transport], 3000), concurrency: 1 },
+    'p50',
+    'ms',
+    'lower',
+    floor,
+  );
   extra(c1, 'p99', 'ms', 'lower');
   extra(c1, 'callsPerSec', 'calls/s', 'higher');
   for (const concurrency of [16, 128]) {
-    const row = compare(`${transport}, concurrency ${concurrency}`, { op: 'calls', transport, calls: callCounts[transport], concurrency }, 'callsPerSec', 'calls/s', 'higher', floor);
+    const row = compare(
+      `${transport}, concurrency ${concurrency}`,
+      { op: 'calls', transport, calls: callCounts[transport], concurrency },
+      'callsPerSec',
+      'calls/s',
+      'higher',
+      floor,
+    );
     extra(row, 'p99', 'ms', 'lower');
   }
 }
 // Every call sharing one AbortSignal (an engine's run-level signal), at concurrency 128.
 for (const transport of ['stdio-fast', 'inprocess']) {
-  compare(`${transport}, concurrency 128, one shared signal`, { op: 'calls', transport, calls: callCounts[transport], concurrency: 128, sharedSignal: true }, 'callsPerSec', 'calls/s', 'higher');
+  compare(
+    `${transport}, concurrency 128, one shared signal`,
+    { op: 'calls', transport, calls: callCounts[transport], concurrency: 128, sharedSignal: true },
+    'callsPerSec',
+    'calls/s',
+    'higher',
+  );
 }
 // In-process open/tools()/close() cycles, a fresh source each, on one server object that keeps
 // every transport it was handed.
@@ -72,11 +127,25 @@ const cycles = compare('in-process open/tools()/close(), 5,000 cycles', { op: 'c
 extra(cycles, 'heapMb', 'MB after GC', 'lower');
 extra(cycles, 'rssMb', 'MB after GC', 'lower');
 // 3. 10 KB structured results with outputSchema validation.
-compare('10 KB structured + outputSchema (stdio-fast, c16)', { op: 'big', transport: 'stdio-fast', calls: 5000, concurrency: 16 }, 'callsPerSec', 'calls/s', 'higher', true);
+compare(
+  '10 KB structured + outputSchema (stdio-fast, c16)',
+  { op: 'big', transport: 'stdio-fast', calls: 5000, concurrency: 16 },
+  'callsPerSec',
+  'calls/s',
+  'higher',
+  true,
+);
 // A result of 200,000 distinct members (about 3 MB), sequential calls.
 compare('result of 200,000 distinct members (stdio-fast, c1)', { op: 'wide', transport: 'stdio-fast', calls: 20, concurrency: 1 }, 'p50', 'ms', 'lower', true);
 // 4. Main-thread cost per call.
-const cpu = compare('main thread per call (stdio-fast, c16, 10,000 calls)', { op: 'calls', transport: 'stdio-fast', calls: 10000, concurrency: 16 }, 'mainUsPerCall', 'µs', 'lower', true);
+const cpu = compare(
+  'main thread per call (stdio-fast, c16, 10,000 calls)',
+  { op: 'calls', transport: 'stdio-fast', calls: 10000, concurrency: 16 },
+  'mainUsPerCall',
+  'µs',
+  'lower',
+  true,
+);
 extra(cpu, 'elu', '', 'lower');
 extra(cpu, 'cpuUsPerCall', 'µs (process)', 'lower');
 // 5. Hashing.
@@ -86,7 +155,14 @@ compare('RSS, 50 stdio sources x 100 tools', { op: 'memory50' }, 'rssMb', 'MB', 
 compare('RSS growth over 100,000 calls after 200,000 (stdio-fast)', { op: 'growth', transport: 'stdio-fast', calls: 100000 }, 'growthMb', 'MB', 'lower', true);
 // 1,010,000 calls per process: 3 processes per side, not 5. Beside the growth: how much of it
 // is V8's own heap, and where RSS stands at 110,000 calls.
-const plateau = compare('RSS growth over 100,000 calls after 10,000 (stdio-fast, c16)', { op: 'plateau', transport: 'stdio-fast', runs: Math.min(3, RUNS) }, 'growthMb', 'MB', 'lower', true);
+const plateau = compare(
+  'RSS growth over 100,000 calls after 10,000 (stdio-fast, c16)',
+  { op: 'plateau', transport: 'stdio-fast', runs: Math.min(3, RUNS) },
+  'growthMb',
+  'MB',
+  'lower',
+  true,
+);
 extra(plateau, 'v8HeapGrowthMb', 'MB', 'lower');
 extra(plateau, 'rssMb', 'MB at 110,000', 'lower');
 extra({ ...plateau, label: 'RSS from 110,000 to 1,010,000 calls (stdio-fast, c16)' }, 'plateauMb', 'MB', 'lower');
@@ -115,7 +191,10 @@ const lines = [
   '',
   '| measurement | metric | baseline | addon | ratio | better | floor (raw Node) | addon / floor |',
   '|---|---|---|---|---|---|---|---|',
-  ...rows.map((r) => `| ${r.label} | ${r.metric} ${r.unit ? `(${r.unit})` : ''} | ${fmt(r.baseline)} | ${fmt(r.addon)} | ${r.ratio.toFixed(2)} | ${r.better} | ${r.raw === undefined ? '-' : fmt(r.raw)} | ${r.raw === undefined ? '-' : (r.addon / r.raw).toFixed(2)} |`),
+  ...rows.map(
+    (r) =>
+      `| ${r.label} | ${r.metric} ${r.unit ? `(${r.unit})` : ''} | ${fmt(r.baseline)} | ${fmt(r.addon)} | ${r.ratio.toFixed(2)} | ${r.better} | ${r.raw === undefined ? '-' : fmt(r.raw)} | ${r.raw === undefined ? '-' : (r.addon / r.raw).toFixed(2)} |`,
+  ),
   '',
 ];
 // The analysis of the numbers lives beside them, kept by hand in NOTES.md.

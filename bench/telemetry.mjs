@@ -24,13 +24,22 @@ function measure(spec, runs) {
 /** The rows, in run.mjs's shape: baseline = peer absent, addon = the variant. */
 export function telemetryRows(runs) {
   const rows = [];
-  for (const [transport, calls] of [['stdio-fast', 10000], ['inprocess', 10000]]) {
+  for (const [transport, calls] of [
+    ['stdio-fast', 10000],
+    ['inprocess', 10000],
+  ]) {
     const spec = { op: 'calls', impl: 'addon', transport, calls, concurrency: 16 };
     const base = measure({ ...spec, preload: absent }, runs);
-    for (const [variant, otel] of [['@opentelemetry/api installed, no SDK', 'api'], ['OpenTelemetry SDK recording every call', 'sdk']]) {
+    for (const [variant, otel] of [
+      ['@opentelemetry/api installed, no SDK', 'api'],
+      ['OpenTelemetry SDK recording every call', 'sdk'],
+    ]) {
       const addon = measure({ ...spec, otel }, runs);
       const label = `${transport}, c16, ${variant} (baseline: peer absent)`;
-      for (const [metric, unit, better] of [['mainUsPerCall', 'µs', 'lower'], ['callsPerSec', 'calls/s', 'higher']]) {
+      for (const [metric, unit, better] of [
+        ['mainUsPerCall', 'µs', 'lower'],
+        ['callsPerSec', 'calls/s', 'higher'],
+      ]) {
         rows.push({ label, metric, unit, better, baseline: base[metric], addon: addon[metric], ratio: addon[metric] / base[metric], base, addonAll: addon });
       }
     }
@@ -44,7 +53,9 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const rows = telemetryRows(runs);
   const fmt = (x) => (Math.abs(x) >= 100 ? x.toFixed(0) : x.toFixed(2));
   console.log(`Command: \`node bench/telemetry.mjs\` (${runs} fresh processes per measurement, medians; ${((Date.now() - started) / 60000).toFixed(1)} min).`);
-  console.log(`Machine: ${os.cpus()[0]?.model ?? 'unknown'}, ${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, ${os.type()} ${os.release()}, Node ${process.version}.`);
+  console.log(
+    `Machine: ${os.cpus()[0]?.model ?? 'unknown'}, ${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, ${os.type()} ${os.release()}, Node ${process.version}.`,
+  );
   console.log(`Date: ${new Date().toISOString()}.\n`);
   console.log('| measurement | metric | peer absent | variant | ratio | better |\n|---|---|---|---|---|---|');
   for (const r of rows) console.log(`| ${r.label} | ${r.metric} (${r.unit}) | ${fmt(r.baseline)} | ${fmt(r.addon)} | ${r.ratio.toFixed(2)} | ${r.better} |`);

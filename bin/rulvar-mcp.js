@@ -16,6 +16,7 @@ const os = require('node:os');
 const crypto = require('node:crypto');
 const api = require('../lib/index.js');
 const { unvalidatedReasons, lockTextOf } = require('../lib/source.js');
+const { refusalKindOf } = require('../lib/errors.js');
 const { terminalElicit } = require('./terminal-elicit.js');
 
 const USAGE = `usage: rulvar-mcp inspect|call <tool> [json]|lock|diff <lockfile> [options]
@@ -313,9 +314,10 @@ async function inspect(source, config, json) {
     return;
   }
   console.log(`${source.id}: ${tools.length} tool(s) admitted`);
-  const rows = [['name', 'original', 'risk', 'approval', 'schema', 'contract'], ...tools.map((t) => [
-    t.name, t.original, t.risk ?? '-', t.needsApproval ? 'yes' : 'no', `${t.schemaBytes} B`, t.contractHash,
-  ])];
+  const rows = [
+    ['name', 'original', 'risk', 'approval', 'schema', 'contract'],
+    ...tools.map((t) => [t.name, t.original, t.risk ?? '-', t.needsApproval ? 'yes' : 'no', `${t.schemaBytes} B`, t.contractHash]),
+  ];
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
   for (const row of rows) console.log(`  ${row.map((c, i) => c.padEnd(widths[i])).join('  ')}`.trimEnd());
   for (const t of tools.filter((t) => t.unvalidated !== null)) {
@@ -392,8 +394,9 @@ async function connecting(source, work) {
 function exitCodeOf(err) {
   if (err instanceof UsageError) return 2;
   if (err.exitCode !== undefined) return err.exitCode;
-  // A refused config or discovery bound is 2; a connect that failed or timed out is 1.
-  if (err instanceof api.ConfigError && !/^mcp: connect to /.test(err.message)) return 2;
+  // A refused config, discovery bound or lock is 2 (a ConfigError, code 'config'); a connect
+  // that failed (a plain Error) or timed out (the refusal of kind 'connect_timeout') is 1.
+  if (err.code === 'config' && refusalKindOf(err) !== 'connect_timeout') return 2;
   return 1;
 }
 

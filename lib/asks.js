@@ -60,8 +60,10 @@ function makeAsk(config, callOf, closing) {
       if (s.aborted) abort();
       else s.addEventListener('abort', abort, { once: true });
     }
-    const timer = setTimeout(abort, Math.max(0, ms));
+    // Node's timer has unref() (the DOM types tsc reads lib/ with say a number).
+    const timer = /** @type {ReturnType<typeof setTimeout> & { unref?: () => void }} */ (setTimeout(abort, Math.max(0, ms)));
     if (typeof timer.unref === 'function') timer.unref();
+    /** @type {(() => void) | undefined} set by the executor below, which runs at once */
     let onAbort;
     const aborted = new Promise((_, reject) => {
       onAbort = () => reject(ABORTED);
@@ -79,7 +81,7 @@ function makeAsk(config, callOf, closing) {
       return JSON.stringify({ failed: 'threw' });
     } finally {
       clearTimeout(timer);
-      controller.signal.removeEventListener('abort', onAbort);
+      controller.signal.removeEventListener('abort', /** @type {() => void} */ (onAbort));
       for (const s of signals) s.removeEventListener('abort', abort);
     }
   };

@@ -45,6 +45,11 @@ class OAuthError extends Error {
   }
 }
 
+// The kind of a rebuilt refusal the native side told apart from the others (src/node/errors.rs:
+// `connect_timeout`), kept off the error, whose members are the host class's.
+/** @type {WeakMap<object, string>} */
+const refusalKinds = new WeakMap();
+
 /**
  * Rebuilds a native typed refusal with the host's class, and a native OAuth failure as an
  * `OAuthError`; anything else is returned unchanged. Only the message, the cause (and an OAuth
@@ -53,7 +58,9 @@ class OAuthError extends Error {
 function adopt(ErrorClass, err) {
   if (err === null || typeof err !== 'object') return err;
   if (err.code === CONFIG_CODE) {
-    return new ErrorClass(err.message, err.cause === undefined ? {} : { cause: err.cause });
+    const refusal = new ErrorClass(err.message, err.cause === undefined ? {} : { cause: err.cause });
+    if (typeof err.kind === 'string') refusalKinds.set(refusal, err.kind);
+    return refusal;
   }
   if (err.code === OAUTH_CODE) return new OAuthError(err.message, err);
   return err;
@@ -64,4 +71,9 @@ function callFailure(value) {
   return typeof value === 'string' ? new Error(value) : new OAuthError(value.message, value);
 }
 
-module.exports = { ConfigError, OAuthError, adopt, callFailure };
+/** `'connect_timeout'` for a refusal of a connect that timed out; undefined for any other error. */
+function refusalKindOf(err) {
+  return err !== null && typeof err === 'object' ? refusalKinds.get(err) : undefined;
+}
+
+module.exports = { ConfigError, OAuthError, adopt, callFailure, refusalKindOf };

@@ -1,14 +1,14 @@
 'use strict';
 
 // The hand-written entry over the generated loader (../index.js, through native.js): host error classes and
-// the sugar the native layer cannot offer (see source.js).
+// the sugar the native layer cannot offer (see source.js, calls.js and hooks.js).
 const native = require('./native.js');
 const { ConfigError, OAuthError, adopt } = require('./errors.js');
 const { createSource, unvalidatedReasons, lockTextOf, protocolOf, leftOutOf, resumeTask } = require('./source.js');
 const { makeResolveToolset } = require('./toolset.js');
 
 function createMcp(options) {
-  const HostConfigError = (options && options.ConfigError) || ConfigError;
+  const HostConfigError = options?.ConfigError || ConfigError;
   if (typeof HostConfigError !== 'function') {
     throw new TypeError('createMcp: options.ConfigError must be an error class');
   }
@@ -23,7 +23,7 @@ function createMcp(options) {
 
 /** Wraps a native sync export so its typed refusals are the package's ConfigError. */
 function typed(fn) {
-  return function (...args) {
+  return (...args) => {
     try {
       return fn(...args);
     } catch (err) {

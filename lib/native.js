@@ -14,9 +14,12 @@ const ALL = Object.values(SUPPORTED).join(', ');
 const FROM_SOURCE =
   'to build it from source, install Rust (https://rustup.rs) and run `npm install` in a clone of the repository (it runs `napi build`), then use that folder as the package';
 
+/** @returns {typeof import('../binding.js')} */
 function load() {
   try {
-    return require('../index.js');
+    // The generated loader's exports, as binding.d.ts (generated beside it) declares them;
+    // ../index.d.ts is the package's API.
+    return /** @type {typeof import('../binding.js')} */ (/** @type {unknown} */ (require('../index.js')));
   } catch (cause) {
     const platform = `${process.platform}-${process.arch}`;
     const message =

@@ -195,6 +195,8 @@ class Operation {
  */
 function forSource(config, enabled) {
   if (api === null || enabled === false || config === null || typeof config !== 'object') return null;
+  // Made whenever the API is there, as it is past the check above.
+  const spans = /** @type {NonNullable<typeof tracer>} */ (tracer);
   const shared = transportAttributes(config);
   const CLIENT = api.SpanKind.CLIENT;
   // The context of the tools() call under way: the parent of its opening's and sweep's spans.
@@ -204,7 +206,7 @@ function forSource(config, enabled) {
   function startRequest(method, id) {
     const ctx = parent ?? api.context.active();
     const attributes = { 'mcp.method.name': method, 'jsonrpc.request.id': String(id), ...shared };
-    const span = tracer.startSpan(method, { kind: CLIENT, attributes }, ctx);
+    const span = spans.startSpan(method, { kind: CLIENT, attributes }, ctx);
     const metric = { 'mcp.method.name': method, ...shared };
     return new Operation(span, null, metric, carrierOf(api.trace.setSpan(ctx, span)));
   }
@@ -280,7 +282,7 @@ function forSource(config, enabled) {
           active.setAttributes(active.attributes?.['gen_ai.tool.name'] === undefined ? traits.attributes : traits.unnamed);
           return new Operation(null, active, traits.metric, propagated() ? carrierOf(ctx) : undefined);
         }
-        const span = tracer.startSpan(traits.spanName, traits.options, ctx);
+        const span = spans.startSpan(traits.spanName, traits.options, ctx);
         return new Operation(span, null, traits.metric, propagated() ? carrierOf(api.trace.setSpan(ctx, span)) : undefined);
       } catch {
         return null;

@@ -1,21 +1,22 @@
 'use strict';
 
 // The name rule is the native one (what admission applies), so an entry of any origin is held to
-// exactly the rule an imported tool was.
-const { validToolName, TOOL_NAME_PATTERN } = require('./native.js');
+// exactly the rule an imported tool was, and refused in admission's words.
+const { validToolName, toolNameRefusal } = require('./native.js');
 
 function isToolSource(entry) {
   return entry !== null && typeof entry === 'object' && typeof entry.tools === 'function';
 }
 
 function contractOf(tool) {
+  /** @type {import('../index.js').ToolContract} */
   const contract = { name: tool.name, description: tool.description, parameters: tool.parameters };
   if (tool.version !== undefined) contract.version = tool.version;
   return contract;
 }
 
 /**
- * Expands sources in order and refuses names the engine cannot carry: one outside
+ * Expands sources in order and refuses names the engine cannot carry: one outside the native
  * TOOL_NAME_PATTERN, or a name already in the toolset.
  * Hashing itself is native; this is only the walk over host objects.
  */
@@ -27,14 +28,10 @@ function makeResolveToolset(native, ConfigError) {
       const expanded = isToolSource(entry) ? await entry.tools(session) : [entry];
       for (const tool of expanded) {
         if (typeof tool.name !== 'string' || !validToolName(tool.name)) {
-          throw new ConfigError(
-            `imported tool name '${tool.name}' must match ${TOOL_NAME_PATTERN}; namespace it with the source prefix option`,
-          );
+          throw new ConfigError(toolNameRefusal(`${tool.name}`));
         }
         if (seen.has(tool.name)) {
-          throw new ConfigError(
-            `duplicate tool name '${tool.name}' in one toolset; disambiguate with the MCP prefix option`,
-          );
+          throw new ConfigError(`duplicate tool name '${tool.name}' in one toolset; disambiguate with the MCP prefix option`);
         }
         seen.add(tool.name);
         tools.push(tool);

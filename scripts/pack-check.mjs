@@ -21,7 +21,17 @@ export const BUDGET = {
 
 // Everything the main package may hold; the files it must hold.
 const MAIN_FILE = /^(README\.md|package\.json|index\.js|index\.d\.ts|examples\/server\.mjs|bin\/[^/]+\.js|lib\/[^/]+\.(js|mjs))$/;
-const MAIN_REQUIRED = ['package.json', 'README.md', 'index.js', 'index.d.ts', 'lib/index.js', 'lib/index.mjs', 'lib/native.js', 'bin/rulvar-mcp.js', 'examples/server.mjs'];
+const MAIN_REQUIRED = [
+  'package.json',
+  'README.md',
+  'index.js',
+  'index.d.ts',
+  'lib/index.js',
+  'lib/index.mjs',
+  'lib/native.js',
+  'bin/rulvar-mcp.js',
+  'examples/server.mjs',
+];
 
 /** `npm pack --dry-run --json` of a package folder: its name, files, packed and unpacked size. */
 export function packed(dir) {

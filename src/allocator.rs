@@ -22,9 +22,15 @@ extern "C" {
 /// Runs when the addon is loaded, before its first allocation creates an arena.
 #[cfg(target_os = "linux")]
 #[used]
+// SAFETY: `.init_array` holds pointers to `extern "C" fn()` run once at load, before any Rust
+// code of the addon; this entry is exactly one such pointer, to a function that only sets a
+// mimalloc option.
 #[unsafe(link_section = ".init_array")]
 static CONFIGURE: extern "C" fn() = {
     extern "C" fn configure() {
+        // SAFETY: `mi_option_set` takes any option number and value (mimalloc's documented
+        // API), and touches only mimalloc's own option table; 4 is
+        // `mi_option_arena_eager_commit` in the mimalloc this crate links.
         unsafe { mi_option_set(ARENA_EAGER_COMMIT, 0) };
     }
     configure
@@ -38,5 +44,7 @@ extern "C" {
 /// for reuse and purges them only as the thread allocates again, so a reader thread that
 /// dropped a huge frame and then went idle would keep it resident.
 pub(crate) fn return_free_memory() {
+    // SAFETY: `mi_collect` works on the calling thread's own heap and may be called from any
+    // thread at any time; mimalloc is the global allocator, so that heap is the one in use.
     unsafe { mi_collect(true) };
 }

@@ -16,9 +16,7 @@ const REDIRECT = 'http://localhost:3000/callback';
 const argumentsFor = (def) => {
   const properties = def.parameters?.properties ?? {};
   // Numbers get small integers (add_numbers: 2 + 3); strings a word; the rest nothing.
-  return Object.fromEntries(
-    Object.entries(properties).map(([name, schema], i) => [name, schema.type === 'string' ? 'hello' : i + 2]),
-  );
+  return Object.fromEntries(Object.entries(properties).map(([name, schema], i) => [name, schema.type === 'string' ? 'hello' : i + 2]));
 };
 
 // The user's browser: follows the authorization URL to the authorization server, which

@@ -5,14 +5,7 @@
 import type * as binding from '../../binding.js';
 import type * as api from '@rulvar/mcp-native';
 
-type Wrapped =
-  | 'jcsSerialize'
-  | 'canonicalizeSchema'
-  | 'schemaHash'
-  | 'toolContractHash'
-  | 'toolsetHash'
-  | 'toolsetAuthorityHash'
-  | 'validateJson';
+type Wrapped = 'jcsSerialize' | 'canonicalizeSchema' | 'schemaHash' | 'toolContractHash' | 'toolsetHash' | 'toolsetAuthorityHash' | 'validateJson';
 
 declare const natives: Pick<typeof binding, Wrapped>;
 export const promised: Pick<typeof api, Wrapped> = natives;

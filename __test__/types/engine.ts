@@ -158,7 +158,15 @@ export async function runEngine(source: McpToolSource, signal: AbortSignal): Pro
   const needsApproval: boolean = def.needsApproval;
   const risk: 'read' | 'write' | 'network' | 'execute' | 'destructive' | undefined = def.risk;
   void [kind, name, description, parameters, executor, needsApproval, risk];
-  const ctx: ToolContext = { runId: 'r1', spanId: 's1', agent: { agentType: 'a', label: 'l' }, isolation: 'none', cwd: '/', signal, log: (_level, _message) => {} };
+  const ctx: ToolContext = {
+    runId: 'r1',
+    spanId: 's1',
+    agent: { agentType: 'a', label: 'l' },
+    isolation: 'none',
+    cwd: '/',
+    signal,
+    log: (_level, _message) => {},
+  };
   const out: unknown = await def.execute({ q: 'x' }, ctx);
   void out;
   const posture: McpSourceRegulatedPosture = source.describeRegulatedPosture();

@@ -19,7 +19,12 @@ const server = http.createServer((req, res) => {
     const done = (result) => json(res, 200, { jsonrpc: '2.0', id: msg.id, result: modern ? { resultType: 'complete', ...result } : result });
     switch (msg.method) {
       case 'initialize':
-        if (modern) return json(res, 400, { jsonrpc: '2.0', id: msg.id, error: { code: -32022, message: 'Unsupported protocol version', data: { supported: ['2026-07-28'] } } });
+        if (modern)
+          return json(res, 400, {
+            jsonrpc: '2.0',
+            id: msg.id,
+            error: { code: -32022, message: 'Unsupported protocol version', data: { supported: ['2026-07-28'] } },
+          });
         return done({ protocolVersion: msg.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'fast-http', version: '1' } });
       case 'server/discover':
         return done({ supportedVersions: ['2026-07-28'], capabilities: { tools: {} }, serverInfo: { name: 'fast-http', version: '1' } });

@@ -25,7 +25,11 @@ createInterface({ input: process.stdin }).on('line', (line) => {
   if (modern) return answerModern(msg);
   switch (msg.method) {
     case 'initialize':
-      return send({ jsonrpc: '2.0', id: msg.id, result: { protocolVersion: msg.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'fast', version: '1' } } });
+      return send({
+        jsonrpc: '2.0',
+        id: msg.id,
+        result: { protocolVersion: msg.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'fast', version: '1' } },
+      });
     case 'tools/list':
       return send({ jsonrpc: '2.0', id: msg.id, result: listPage(tools, msg.params?.cursor) });
     case 'tools/call':

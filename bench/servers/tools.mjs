@@ -24,7 +24,12 @@ export function makeTools(count) {
     inputSchema: { type: 'object', properties: {} },
     outputSchema: {
       type: 'object',
-      properties: { items: { type: 'array', items: { type: 'object', properties: { id: { type: 'integer' }, name: { type: 'string' }, ok: { type: 'boolean' } }, required: ['id', 'name', 'ok'] } } },
+      properties: {
+        items: {
+          type: 'array',
+          items: { type: 'object', properties: { id: { type: 'integer' }, name: { type: 'string' }, ok: { type: 'boolean' } }, required: ['id', 'name', 'ok'] },
+        },
+      },
       required: ['items'],
     },
   });

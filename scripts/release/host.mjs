@@ -19,16 +19,31 @@ export async function engineRun(api, how, out, serverNode) {
     const mcp = api.createMcp({ ConfigError });
     const entry = require.resolve('@rulvar/mcp-native');
     const server = join(dirname(entry), '..', 'examples', 'server.mjs');
-    const source = mcp({ transport: 'stdio', command: serverNode || process.execPath, args: [server], prefix: 'ex', risk: { double: 'read' }, approval: { echo: true } });
+    const source = mcp({
+      transport: 'stdio',
+      command: serverNode || process.execPath,
+      args: [server],
+      prefix: 'ex',
+      risk: { double: 'read' },
+      approval: { echo: true },
+    });
     const defs = await source.tools({ runId: 'run-1' });
     result.tools = defs.map((d) => d.name);
-    const ctx = { runId: 'run-1', spanId: 's1', agent: { agentType: 'tester', label: 'release' }, isolation: 'none', signal: new AbortController().signal, log: () => {} };
+    const ctx = {
+      runId: 'run-1',
+      spanId: 's1',
+      agent: { agentType: 'tester', label: 'release' },
+      isolation: 'none',
+      signal: new AbortController().signal,
+      log: () => {},
+    };
     result.call = await defs.find((d) => d.name === 'ex_double').execute({ n: 21 }, ctx);
     await source.close();
     try {
       mcp({ transport: 'stdio' });
       result.refusal = 'not refused';
     } catch (e) {
+      // biome-ignore lint/complexity/useOptionalChain: a falsy thrown value is reported as itself, not as undefined
       result.refusal = e instanceof ConfigError ? 'engine ConfigError' : `another error: ${e && e.name}`;
     }
     // Which binary the loader picked: the shared object or DLL loaded from node_modules.
@@ -37,7 +52,7 @@ export async function engineRun(api, how, out, serverNode) {
     result.ok = result.call && result.call.doubled === 42 && result.refusal === 'engine ConfigError';
   } catch (e) {
     result.ok = false;
-    result.error = String((e && e.stack) || e);
+    result.error = String(e?.stack || e);
   }
   writeFileSync(out, `${JSON.stringify(result)}\n`);
 }

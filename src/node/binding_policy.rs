@@ -1,6 +1,9 @@
 //! The rules the JS side must apply the same way as the core, exported so `lib/` asks for them
-//! instead of keeping its own copies: the tool-name rule `resolveToolset` applies to every entry,
-//! the kinds of entry in a batch of completions, and the code that marks a typed refusal.
+//! instead of keeping its own copies: the tool-name rule `resolveToolset` applies to every entry
+//! and its refusal, the kinds of entry in a batch of completions, the code that marks a typed
+//! refusal, the defaults the regulated posture reports, and the words of the refusals the JS side
+//! makes itself before a call reaches the core (its signal aborted, input `JSON.stringify` cannot
+//! write).
 
 use super::completions;
 use crate::core::admit;
@@ -16,6 +19,34 @@ pub fn valid_tool_name(name: String) -> bool {
 /// The tool-name rule as refusals quote it; the tests below hold it to `admit::valid_name`.
 #[napi]
 pub const TOOL_NAME_PATTERN: &str = admit::TOOL_NAME_PATTERN;
+
+/// `resolveToolset`'s refusal of a name outside the rule: admission's words for it (without the
+/// `mcp: ` of a source's own refusal, since the entry may come from anywhere), and the way out.
+#[napi(js_name = "toolNameRefusal")]
+pub fn tool_name_refusal(name: String) -> String {
+    format!("imported tool name '{name}' must match {TOOL_NAME_PATTERN}; namespace it with the source prefix option")
+}
+
+/// `drift` when the config leaves it out, as the regulated posture reports it (read live from
+/// the host's config on the JS side); the crate's tests hold it to what `Config::parse` takes.
+#[napi]
+pub const DRIFT_DEFAULT: &str = "rekey";
+
+/// What a call ends with when its caller's signal aborts it. The JS side settles the call at
+/// once (before the native cancel lands, whose outcome is then dropped), and refuses a call
+/// whose signal aborted before it started: in the core's words for a cancelled call
+/// (`source::call`, where the core writes them inline).
+#[napi(js_name = "abortedMessage")]
+pub fn aborted_message(tool: String) -> String {
+    format!("mcp: tool '{tool}' was aborted")
+}
+
+/// The refusal of input that `JSON.stringify` cannot write (a BigInt, a cycle), made on the JS
+/// side with its reason: in the core's words for input that is not JSON (`Source::start_call`).
+#[napi(js_name = "inputNotJsonMessage")]
+pub fn input_not_json_message(tool: String, reason: String) -> String {
+    format!("mcp: the input of tool '{tool}' is not JSON: {reason}")
+}
 
 /// The code of a typed refusal crossing into JS (`errors::CONFIG_CODE`): the JS side rebuilds
 /// an error with it as the host's `ConfigError`.
@@ -131,6 +162,40 @@ mod tests {
             "{}",
             refusal.message
         );
+    }
+
+    #[test]
+    fn the_toolset_refusal_is_admissions_with_the_way_out() {
+        let config = Config::parse(&Raw::Object(vec![
+            ("transport".into(), Raw::String("stdio".into())),
+            ("command".into(), Raw::String("node".into())),
+        ]))
+        .unwrap();
+        let wire =
+            json!({"name": "has space", "description": "d", "inputSchema": {"type": "object"}});
+        let admission = admit::admit(&config, vec![wire]).unwrap_err().message;
+        let toolset = tool_name_refusal("has space".into());
+        assert_eq!(
+            format!("mcp: {toolset}"),
+            format!("{admission}; namespace it with the source prefix option")
+        );
+    }
+
+    #[test]
+    fn the_drift_default_is_what_a_config_without_drift_parses_as() {
+        let parse = |drift: Option<&str>| {
+            let mut members = vec![
+                ("transport".into(), Raw::String("stdio".into())),
+                ("command".into(), Raw::String("node".into())),
+            ];
+            if let Some(drift) = drift {
+                members.push(("drift".into(), Raw::String(drift.into())));
+            }
+            Config::parse(&Raw::Object(members)).unwrap().drift
+        };
+        assert_eq!(parse(None), parse(Some(DRIFT_DEFAULT)));
+        // The field is read: the other policy parses otherwise.
+        assert_ne!(parse(None), parse(Some("refuse")));
     }
 
     #[test]

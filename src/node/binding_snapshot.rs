@@ -1,8 +1,7 @@
 //! `NativeSnapshot`: one sweep's admitted tools, held by the ToolDefs built from it; starts and
 //! cancels their calls.
 
-use super::binding_source::{Calls, NodeSource};
-use crate::client::rpc::Listener;
+use super::calls::{Calls, NodeSource};
 use crate::client::trace::{members_text, meta_members};
 use crate::core::error::Failure;
 use crate::source::Snapshot;
@@ -79,8 +78,7 @@ impl NativeSnapshot {
         trace: Option<String>,
     ) -> napi::Result<Either<i64, String>> {
         let calls = &self.calls;
-        let progress = wants_progress.then(|| self.progress_listener());
-        let completions = calls.completions.clone();
+        let progress = wants_progress.then(|| calls.progress_listener());
         let meta = trace
             .as_deref()
             .and_then(|carrier| members_text(&meta_members(carrier)));
@@ -91,13 +89,7 @@ impl NativeSnapshot {
                 &input,
                 progress,
                 meta.as_deref(),
-                move |id, outcome| match outcome {
-                    Ok(json) => completions.push(id, Ok(json)),
-                    Err((failure, error_type)) => {
-                        completions.push_error_type(id, &error_type);
-                        completions.push(id, Err(failure));
-                    }
-                },
+                calls.done(),
             )
         };
         let started = match &calls.direct {
@@ -126,20 +118,13 @@ impl NativeSnapshot {
         task_id: String,
         wants_progress: bool,
     ) -> napi::Result<Either<i64, String>> {
-        let progress = wants_progress.then(|| self.progress_listener());
-        let completions = self.calls.completions.clone();
+        let progress = wants_progress.then(|| self.calls.progress_listener());
         let started = self.source.resume_task(
             &self.snapshot,
             index as usize,
             &task_id,
             progress,
-            move |id, outcome| match outcome {
-                Ok(json) => completions.push(id, Ok(json)),
-                Err((failure, error_type)) => {
-                    completions.push_error_type(id, &error_type);
-                    completions.push(id, Err(failure));
-                }
-            },
+            self.calls.done(),
         );
         Ok(match started {
             Ok(id) => Either::A(id as i64),
@@ -153,18 +138,5 @@ impl NativeSnapshot {
         if let Ok(id) = u64::try_from(id) {
             self.source.cancel_call(&self.snapshot, id);
         }
-    }
-}
-
-impl NativeSnapshot {
-    /// Progress (and a task's status) as the JS side takes it, under the call's id.
-    fn progress_listener(&self) -> Listener {
-        let completions = self.calls.completions.clone();
-        Arc::new(move |p: serde_json::Value| {
-            let id = p.get("progressToken").and_then(serde_json::Value::as_u64);
-            if let Some(id) = id {
-                completions.push_progress(id, &serde_json::to_string(&p).unwrap_or_default());
-            }
-        }) as Listener
     }
 }

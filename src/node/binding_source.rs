@@ -1,13 +1,14 @@
 //! `NativeSource`: the native half of an `McpToolSource` (lib/source.js is the other):
-//! construction from the host's config, `tools()`, `close()`, the in-process server's
-//! deliveries, and the batches of finished calls.
+//! construction from a checked config (`NativeConfig`) and the hooks the JS side picked for it,
+//! `tools()`, `close()`, the in-process server's deliveries, and the batches of finished calls.
 
+use super::binding_config::NativeConfig;
 use super::binding_snapshot::NativeSnapshot;
+use super::calls::{Calls, NodeSource};
 use super::completions::Completions;
 use super::connector::{InProcessHooks, NodeConnector};
-use super::convert::to_raw;
 use super::environment::environment_children;
-use super::errors::{from_napi, refusal, to_js_error};
+use super::errors::{refusal, to_js_error};
 use super::hooks::{HeaderHook, Hook, JsAskHook, JsBridge, WakeHook};
 use super::oauth::NodeOAuthHost;
 use super::tracing::JsTracer;
@@ -19,19 +20,10 @@ use crate::transport::http::{HeaderSource, StaticHeaders};
 use crate::transport::inprocess::Bridge;
 use crate::transport::oauth::OAuth;
 use crate::transport::observe::Inbound;
-use napi::bindgen_prelude::{Env, FunctionRef, JsValue, Promise, PromiseRaw, Unknown};
+use napi::bindgen_prelude::{Env, FunctionRef, Promise, PromiseRaw, Unknown};
 use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use napi_derive::napi;
 use std::sync::{Arc, Mutex};
-
-/// What every call of a source shares: where finished calls and progress reports go, and the in-process server's `onmessage` for sends made on the JS thread.
-pub(super) struct Calls {
-    pub(super) completions: Arc<Completions>,
-    pub(super) direct: Option<(Arc<dyn Bridge>, FunctionRef<String, Unknown<'static>>)>,
-}
-
-/// A source of this edge: its connector is Node's.
-pub(super) type NodeSource = Source<NodeConnector>;
 
 #[napi]
 pub struct NativeSource {
@@ -41,7 +33,7 @@ pub struct NativeSource {
     wake: Arc<Mutex<WakeHook>>,
 }
 
-/// The JS side's callbacks for one source (lib/source.js makes them).
+/// The JS side's callbacks for one source (lib/hooks.js makes them).
 #[napi(object, object_to_js = false)]
 pub struct SourceHooks {
     /// Wakes the JS side to take a batch of finished calls.
@@ -90,9 +82,11 @@ pub struct SourceHooks {
 
 #[napi]
 impl NativeSource {
-    /// Validates the config before any I/O; the first failed check is a `ConfigError`.
+    /// A source of a config the core accepted, with the hooks the JS side picked for it; a
+    /// lock that cannot be read or is another source's is a `ConfigError` here, before any
+    /// I/O with the server.
     #[napi(constructor, catch_unwind)]
-    pub fn new(env: Env, config: Unknown, hooks: SourceHooks) -> napi::Result<Self, String> {
+    pub fn new(env: Env, config: &NativeConfig, hooks: SourceHooks) -> napi::Result<Self, String> {
         let SourceHooks {
             wake,
             headers,
@@ -108,9 +102,8 @@ impl NativeSource {
             lock_text,
             trace,
         } = hooks;
-        let raw = to_raw(env.raw(), config.raw()).map_err(from_napi)?;
         let children = environment_children(env.raw());
-        let config = Arc::new(Config::parse(&raw).map_err(refusal)?);
+        let config = config.config.clone();
         let lock = read_lock(&config, lock_text).map_err(refusal)?;
         let secrets = Arc::new(Secrets::new(config.secret_values()));
         let headers: Option<Arc<dyn HeaderSource>> = match &config.transport {
@@ -340,6 +333,8 @@ pub(super) fn batch_to_js<'env>(
         .take_with(|text| super::js::create_text(raw, text))
         .transpose()?;
     match value {
+        // SAFETY: `v` is a string just made on `env`, the env of the call this runs in (on its
+        // thread); the `Unknown` is bound to `env`'s lifetime and handed back from that call.
         Some(v) => Ok(unsafe { Unknown::from_raw_unchecked(raw, v) }),
         None => js_null(env),
     }
@@ -347,5 +342,7 @@ pub(super) fn batch_to_js<'env>(
 
 fn js_null(env: &Env) -> napi::Result<Unknown<'_>> {
     let null = super::js::null(env.raw())?;
+    // SAFETY: `null` was just got from `env`, the env of the call this runs in; the `Unknown`
+    // is bound to `env`'s lifetime.
     Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), null) })
 }

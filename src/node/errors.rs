@@ -1,8 +1,8 @@
 //! Errors crossing into JS carry a `code` the JS wrapper maps to classes: `RULVAR_CONFIG`
-//! becomes the host's `ConfigError`, `RULVAR_OAUTH` (with `kind` and `error`) an `OAuthError`;
-//! an error without one stays a plain `Error`.
+//! becomes the host's `ConfigError` (with a `kind` for the refusals the JS side tells apart),
+//! `RULVAR_OAUTH` (with `kind` and `error`) an `OAuthError`; an error without one stays a plain
+//! `Error`.
 
-use crate::core::error::OAuthFailure;
 use crate::core::ConfigError;
 use crate::source::SourceError;
 use napi::bindgen_prelude::{Env, Unknown};
@@ -26,18 +26,40 @@ pub fn from_napi(e: Error) -> JsError {
 /// wrapper; a host error object is handed back as it was thrown.
 pub fn to_js_error(env: &Env, e: SourceError<napi::Error>) -> napi::Error {
     match e {
-        SourceError::Refused(c) => js_error(env, &c.message, Some(CONFIG_CODE), None),
-        SourceError::Failed(m) => js_error(env, &m, None, None),
-        SourceError::OAuth(kind, m) => js_error(env, &m, Some(OAUTH_CODE), Some(&kind)),
+        SourceError::Refused(c) => {
+            let kind = refusal_kind(&c);
+            js_error(env, &c.message, Some(CONFIG_CODE), kind, None)
+        }
+        SourceError::Failed(m) => js_error(env, &m, None, None, None),
+        SourceError::OAuth(failure, m) => js_error(
+            env,
+            &m,
+            Some(OAUTH_CODE),
+            Some(failure.kind()),
+            failure.error(),
+        ),
         SourceError::Host(e) => e,
     }
+}
+
+/// The `kind` of a refusal the JS side tells apart from the others: `connect_timeout`, a
+/// connect that timed out, which the core refuses as a `ConfigError` as the original does (the
+/// CLI exits 1 for it, as for any failed connect, and 2 for every other refusal). The core gives
+/// it no mark but its words, `mcp: connect to '<id>' timed out after <ms>ms`
+/// (`Source::connect_timeout`): this is the one place that reads them.
+fn refusal_kind(refusal: &ConfigError) -> Option<&'static str> {
+    refusal
+        .message
+        .starts_with("mcp: connect to ")
+        .then_some("connect_timeout")
 }
 
 fn js_error(
     env: &Env,
     message: &str,
     code: Option<&str>,
-    oauth: Option<&OAuthFailure>,
+    kind: Option<&str>,
+    error: Option<&str>,
 ) -> napi::Error {
     let raw = env.raw();
     let build = || -> napi::Result<sys::napi_value> {
@@ -49,20 +71,24 @@ fn js_error(
         let mut out = std::ptr::null_mut();
         super::js::check(
             raw,
+            // SAFETY: `raw` is the live env of the call this runs in, on its thread; `msg` a
+            // string and `code` a string or null (no code), both just made on it; `out` a local.
             unsafe { sys::napi_create_error(raw, code, msg, &mut out) },
             "error creation",
         )?;
-        if let Some(oauth) = oauth {
-            let kind = super::js::create_string(raw, oauth.kind())?;
+        if let Some(kind) = kind {
+            let kind = super::js::create_string(raw, kind)?;
             super::js::set_member(raw, out, "kind", kind)?;
-            if let Some(error) = oauth.error() {
-                let error = super::js::create_string(raw, error)?;
-                super::js::set_member(raw, out, "error", error)?;
-            }
+        }
+        if let Some(error) = error {
+            let error = super::js::create_string(raw, error)?;
+            super::js::set_member(raw, out, "error", error)?;
         }
         Ok(out)
     };
     match build() {
+        // SAFETY: `value` is the error object just made on `env`, the env of the call this runs
+        // in; napi-rs keeps a reference to it inside the error until it is thrown there.
         Ok(value) => napi::Error::from(unsafe { Unknown::from_raw_unchecked(raw, value) }),
         Err(e) => e,
     }

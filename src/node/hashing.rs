@@ -75,6 +75,9 @@ fn list<'a>(env: Env, array: Unknown<'a>) -> Result<Vec<Unknown<'a>>, JsError> {
     (0..len)
         .map(|i| {
             let v = js::element(raw, array.raw(), i).map_err(super::errors::from_napi)?;
+            // SAFETY: `v` is an element just read on `env`, the env of the call this runs in,
+            // in that call's own scope (no inner scope is opened here), so it lives as long as
+            // `array`'s lifetime `'a`, which the `Unknown` is given.
             Ok(unsafe { Unknown::from_raw_unchecked(raw, v) })
         })
         .collect()

@@ -2,6 +2,14 @@
 //!
 //! Raw `sys` calls keep the value walk cheap (no intermediate wrapper objects) and make every
 //! failure, including a throwing getter, an ordinary `Err` instead of a panic.
+//!
+//! Every function here takes the `napi_env` of the N-API call it runs in (its callers pass
+//! `Env::raw()` of the `#[napi]` function or callback they are in, on the JS thread that called
+//! it) and handles made in that call (arguments, or values made by these functions during it),
+//! which stay valid until it returns or until the handle scope they were made in closes. The
+//! SAFETY comments below rest on that: the env is live and used on its own thread, the handles
+//! are live, and every out-pointer is a local of the function. N-API checks the kind of each
+//! value itself (a wrong one is an error status, never undefined behaviour).
 
 use napi::sys;
 use napi::{Error, Result, Status};
@@ -30,6 +38,7 @@ pub fn check(env: Env, status: sys::napi_status, what: &str) -> Result<()> {
         return Ok(());
     }
     let mut pending = false;
+    // SAFETY: the caller's live env, on its thread; `pending` is a local the call writes.
     unsafe { sys::napi_is_exception_pending(env, &mut pending) };
     if pending {
         return Err(Error::new(Status::PendingException, what.to_owned()));
@@ -39,6 +48,7 @@ pub fn check(env: Env, status: sys::napi_status, what: &str) -> Result<()> {
 
 pub fn kind(env: Env, v: Val) -> Result<Kind> {
     let mut t = 0;
+    // SAFETY: live env and handle (module doc); `t` is a local the call writes.
     check(env, unsafe { sys::napi_typeof(env, v, &mut t) }, "typeof")?;
     Ok(match t {
         sys::ValueType::napi_undefined => Kind::Undefined,
@@ -58,6 +68,7 @@ pub fn number(env: Env, v: Val) -> Result<f64> {
     let mut out = 0.0;
     check(
         env,
+        // SAFETY: live env and handle; `out` is a local (a non-number is an error status).
         unsafe { sys::napi_get_value_double(env, v, &mut out) },
         "number",
     )?;
@@ -68,6 +79,7 @@ pub fn boolean(env: Env, v: Val) -> Result<bool> {
     let mut out = false;
     check(
         env,
+        // SAFETY: live env and handle; `out` is a local (a non-boolean is an error status).
         unsafe { sys::napi_get_value_bool(env, v, &mut out) },
         "boolean",
     )?;
@@ -82,6 +94,8 @@ pub fn string(env: Env, v: Val) -> Result<String> {
     let mut written = 0usize;
     check(
         env,
+        // SAFETY: live env and handle; the buffer is `small`, and its length is the size given,
+        // within which N-API writes the bytes and their NUL; `written` is a local.
         unsafe {
             sys::napi_get_value_string_utf8(
                 env,
@@ -103,6 +117,7 @@ pub fn string(env: Env, v: Val) -> Result<String> {
     let mut len = 0usize;
     check(
         env,
+        // SAFETY: live env and handle; a null buffer asks for the length only, into the local.
         unsafe { sys::napi_get_value_string_utf8(env, v, ptr::null_mut(), 0, &mut len) },
         "string length",
     )?;
@@ -110,6 +125,8 @@ pub fn string(env: Env, v: Val) -> Result<String> {
     let mut written = 0usize;
     check(
         env,
+        // SAFETY: live env and handle; `buf` holds `len + 1` bytes, the size given (the string
+        // and its NUL); `written` is a local.
         unsafe {
             sys::napi_get_value_string_utf8(env, v, buf.as_mut_ptr().cast(), len + 1, &mut written)
         },
@@ -128,10 +145,14 @@ pub fn scoped<T>(env: Env, f: impl FnOnce() -> T) -> Result<T> {
     let mut scope = ptr::null_mut();
     check(
         env,
+        // SAFETY: the caller's live env, on its thread; `scope` is a local the call writes.
         unsafe { sys::napi_open_handle_scope(env, &mut scope) },
         "handle scope",
     )?;
     let out = f();
+    // SAFETY: `scope` was opened just above on this env and is closed once, as the innermost
+    // one: scopes `f` opens are closed before it returns (this function is how they are
+    // opened). The handles made in it die here, which is why `f` must not return one.
     unsafe { sys::napi_close_handle_scope(env, scope) };
     Ok(out)
 }
@@ -140,6 +161,7 @@ pub fn is_array(env: Env, v: Val) -> Result<bool> {
     let mut out = false;
     check(
         env,
+        // SAFETY: live env and handle; `out` is a local the call writes.
         unsafe { sys::napi_is_array(env, v, &mut out) },
         "isArray",
     )?;
@@ -150,6 +172,7 @@ pub fn array_len(env: Env, v: Val) -> Result<u32> {
     let mut out = 0u32;
     check(
         env,
+        // SAFETY: live env and handle; `out` is a local (a non-array is an error status).
         unsafe { sys::napi_get_array_length(env, v, &mut out) },
         "array length",
     )?;
@@ -160,6 +183,7 @@ pub fn element(env: Env, v: Val, i: u32) -> Result<Val> {
     let mut out = ptr::null_mut();
     check(
         env,
+        // SAFETY: live env and handle; `out` is a local the call writes.
         unsafe { sys::napi_get_element(env, v, i, &mut out) },
         "array element",
     )?;
@@ -171,6 +195,8 @@ pub fn own_keys(env: Env, v: Val) -> Result<Val> {
     let mut out = ptr::null_mut();
     check(
         env,
+        // SAFETY: live env and handle; the mode, filter and conversion are N-API's constants;
+        // `out` is a local the call writes.
         unsafe {
             sys::napi_get_all_property_names(
                 env,
@@ -190,6 +216,8 @@ pub fn property(env: Env, obj: Val, key: Val) -> Result<Val> {
     let mut out = ptr::null_mut();
     check(
         env,
+        // SAFETY: live env and handles; `out` is a local (a getter that throws is an error
+        // status with the exception pending).
         unsafe { sys::napi_get_property(env, obj, key, &mut out) },
         "property read",
     )?;
@@ -205,6 +233,8 @@ pub fn create_string(env: Env, s: &str) -> Result<Val> {
     let mut out = ptr::null_mut();
     check(
         env,
+        // SAFETY: live env; N-API reads exactly `s.len()` bytes from `s`, which are valid UTF-8
+        // (a `&str`), and a `str`'s length fits `isize`; `out` is a local.
         unsafe { sys::napi_create_string_utf8(env, s.as_ptr().cast(), s.len() as isize, &mut out) },
         "string creation",
     )?;
@@ -220,6 +250,8 @@ pub fn create_text(env: Env, s: &str) -> Result<Val> {
     let mut out = ptr::null_mut();
     check(
         env,
+        // SAFETY: live env; N-API reads exactly `s.len()` bytes from `s`, all ASCII (checked
+        // above), which Latin-1 reads as the same characters; `out` is a local.
         unsafe {
             sys::napi_create_string_latin1(env, s.as_ptr().cast(), s.len() as isize, &mut out)
         },
@@ -232,6 +264,7 @@ pub fn create_number(env: Env, n: f64) -> Result<Val> {
     let mut out = ptr::null_mut();
     check(
         env,
+        // SAFETY: live env; `out` is a local the call writes.
         unsafe { sys::napi_create_double(env, n, &mut out) },
         "number creation",
     )?;
@@ -242,6 +275,7 @@ pub fn create_bool(env: Env, b: bool) -> Result<Val> {
     let mut out = ptr::null_mut();
     check(
         env,
+        // SAFETY: live env; `out` is a local the call writes.
         unsafe { sys::napi_get_boolean(env, b, &mut out) },
         "boolean",
     )?;
@@ -250,6 +284,7 @@ pub fn create_bool(env: Env, b: bool) -> Result<Val> {
 
 pub fn null(env: Env) -> Result<Val> {
     let mut out = ptr::null_mut();
+    // SAFETY: live env; `out` is a local the call writes.
     check(env, unsafe { sys::napi_get_null(env, &mut out) }, "null")?;
     Ok(out)
 }
@@ -258,6 +293,7 @@ pub fn create_object(env: Env) -> Result<Val> {
     let mut out = ptr::null_mut();
     check(
         env,
+        // SAFETY: live env; `out` is a local the call writes.
         unsafe { sys::napi_create_object(env, &mut out) },
         "object creation",
     )?;
@@ -268,6 +304,7 @@ pub fn create_array(env: Env, len: usize) -> Result<Val> {
     let mut out = ptr::null_mut();
     check(
         env,
+        // SAFETY: live env; `out` is a local the call writes.
         unsafe { sys::napi_create_array_with_length(env, len, &mut out) },
         "array creation",
     )?;
@@ -277,6 +314,7 @@ pub fn create_array(env: Env, len: usize) -> Result<Val> {
 pub fn set_element(env: Env, arr: Val, i: u32, v: Val) -> Result<()> {
     check(
         env,
+        // SAFETY: live env and handles (a non-object `arr` is an error status).
         unsafe { sys::napi_set_element(env, arr, i, v) },
         "array write",
     )
@@ -301,12 +339,16 @@ pub fn set_member(env: Env, obj: Val, key: &str, v: Val) -> Result<()> {
         };
         return check(
             env,
+            // SAFETY: live env and handles; `descriptor` is one local descriptor (the count
+            // given), named by the `name` handle with a null `utf8name`, holding `v`, with no
+            // callbacks and so no `data` read.
             unsafe { sys::napi_define_properties(env, obj, 1, &descriptor) },
             "property definition",
         );
     }
     check(
         env,
+        // SAFETY: live env and handles (a non-object `obj` is an error status).
         unsafe { sys::napi_set_property(env, obj, name, v) },
         "property write",
     )

@@ -1,9 +1,11 @@
 //! The napi edge: JS values in, calls down, JS values out; no policy decisions here. One
 //! `binding_*` file per JS class it exposes.
 
+mod binding_config;
 mod binding_policy;
 mod binding_snapshot;
 mod binding_source;
+mod calls;
 mod completions;
 mod connector;
 mod convert;

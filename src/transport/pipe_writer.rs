@@ -212,9 +212,9 @@ mod direct {
     impl Watch {
         pub fn new(stdin: &ChildStdin) -> Self {
             let copy = stdin.as_fd().try_clone_to_owned().ok();
-            // SAFETY: the AsyncFd owns the descriptor (an OwnedFd), so it stays open and names
-            // the same pipe for as long as it is registered.
             Self(copy.and_then(|fd| {
+                // SAFETY: the AsyncFd owns the descriptor (an OwnedFd), so it stays open and
+                // names the same pipe for as long as it is registered.
                 unsafe { AsyncFd::register_with_interest(fd, Interest::WRITABLE) }.ok()
             }))
         }
@@ -248,6 +248,8 @@ mod direct {
             let fd = stdin.as_raw_fd();
             // A sender on the JS thread must never block on a full pipe; tokio's pipes are
             // non-blocking already, this only makes it certain.
+            // SAFETY: `fd` is the descriptor of `stdin`, borrowed and open for this call; the
+            // two fcntl calls read and set its status flags, no memory of ours.
             unsafe {
                 let flags = libc::fcntl(fd, libc::F_GETFL);
                 if flags >= 0 && flags & libc::O_NONBLOCK == 0 {
@@ -263,6 +265,10 @@ mod direct {
             let mut written = 0;
             while written < bytes.len() {
                 let rest = &bytes[written..];
+                // SAFETY: the write reads `rest.len()` bytes from `rest`, a live slice. The
+                // descriptor is the child's stdin, open while a `Direct` of it is in the
+                // writer's state: senders write only under its lock, and the writer task, which
+                // owns the pipe, takes `fd` out under that lock before it closes the pipe.
                 let n = unsafe { libc::write(self.0, rest.as_ptr().cast(), rest.len()) };
                 if n >= 0 {
                     written += n as usize;

@@ -34,11 +34,7 @@ export type SchemaPair<T = unknown> = {
 
 export type SchemaSpec<T = unknown> = StandardSchemaV1<unknown, T> | SchemaPair<T> | JsonSchema;
 
-export type Out<S> = S extends StandardSchemaV1
-  ? StandardSchemaV1.InferOutput<S>
-  : S extends { validate: (value: unknown) => value is infer T }
-    ? T
-    : unknown;
+export type Out<S> = S extends StandardSchemaV1 ? StandardSchemaV1.InferOutput<S> : S extends { validate: (value: unknown) => value is infer T } ? T : unknown;
 
 export type IsolationSpec = 'none' | 'readonly' | { kind: 'worktree'; ref?: string };
 

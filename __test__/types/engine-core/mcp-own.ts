@@ -20,8 +20,7 @@ export interface McpConfig {
   timeouts?: { connectMs?: number; listMs?: number; callMs?: number; discoveryMs?: number };
   requireBounds?: boolean;
   http?: {
-    headers?:
-      Record<string, string> | (() => Record<string, string> | Promise<Record<string, string>>);
+    headers?: Record<string, string> | (() => Record<string, string> | Promise<Record<string, string>>);
   };
   drift?: 'rekey' | 'refuse';
 }

@@ -43,10 +43,14 @@ impl Children {
                 // Runs inside exit(): no lock may be waited on for long, and killpg is safe.
                 if let Ok(groups) = all_groups().try_lock() {
                     for &pgid in groups.iter() {
+                        // SAFETY: killpg touches no memory of ours; each id is a group still
+                        // registered, so its leader is not reaped yet and the id is its own.
                         unsafe { libc::killpg(pgid, libc::SIGKILL) };
                     }
                 }
             }
+            // SAFETY: `kill_everything` is an `extern "C" fn()` that lives as long as the
+            // process, registered once (`Once`); it takes no lock it would wait on.
             unsafe { libc::atexit(kill_everything) };
         });
         Arc::default()
@@ -55,6 +59,8 @@ impl Children {
     /// Kills every group this environment started (its environment is going away).
     pub fn kill_all(&self) {
         for &pgid in lock(&self.groups).iter() {
+            // SAFETY: killpg touches no memory of ours; a group is removed from the set before
+            // its leader is reaped (`Group::reaped`), so each id still names its own group.
             unsafe { libc::killpg(pgid, libc::SIGKILL) };
         }
     }
@@ -89,11 +95,14 @@ pub struct Group {
 impl Group {
     /// Asks the whole group to end (SIGTERM).
     pub fn terminate(&self) {
+        // SAFETY: killpg touches no memory of ours; the group is signalled only before
+        // `reaped`, while its unreaped leader keeps the id its own.
         unsafe { libc::killpg(self.pgid, libc::SIGTERM) };
     }
 
     /// Ends the whole group now (SIGKILL).
     pub fn kill(&self) {
+        // SAFETY: as for `terminate`: signalled only before `reaped`, no memory touched.
         unsafe { libc::killpg(self.pgid, libc::SIGKILL) };
     }
 
@@ -131,9 +140,10 @@ pub async fn exited_within(child: &mut Child, limit: std::time::Duration) -> boo
 
 /// One look at `pid` with `WNOWAIT` (see `exited_within`).
 fn exited_now(pid: u32) -> bool {
+    // SAFETY: siginfo_t is a C struct of integers (and unions of them): all zeros is a value.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
     // SAFETY: `info` is ours and zeroed; WNOHANG never blocks; WNOWAIT leaves the child
     // waitable, so tokio's later wait still reaps it and learns its status.
-    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
     let r = unsafe {
         libc::waitid(
             libc::P_PID,
@@ -186,6 +196,8 @@ pub fn spawn(
     }
     let child = on_forking_thread(cmd);
     // The host keeps only the write end; the read end lives on in the watcher alone.
+    // SAFETY: `watch_read` is the read end `watcher::pipe` opened for this spawn, owned by
+    // nothing else in the host, and closed once, here.
     #[cfg(not(target_os = "linux"))]
     unsafe {
         libc::close(watch_read)
@@ -218,12 +230,16 @@ fn inherit_nothing_else() {
         rlim_cur: 0,
         rlim_max: 0,
     };
+    // SAFETY: `limit` is a local the call writes; getrlimit is async-signal-safe.
     let top = if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0 {
         limit.rlim_cur.min(MAX_FD_SCAN) as i32
     } else {
         MAX_FD_SCAN as i32
     };
     for fd in 3..top {
+        // SAFETY: fcntl is async-signal-safe and touches no memory; on a number that is not
+        // open it fails with EBADF, which is fine. This child is about to exec: nothing in it
+        // uses these descriptors after.
         unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
     }
 }
@@ -231,6 +247,8 @@ fn inherit_nothing_else() {
 /// Linux 5.11 and later mark them all in one call.
 #[cfg(target_os = "linux")]
 fn close_range_cloexec() -> bool {
+    // SAFETY: a raw syscall with integer arguments only, async-signal-safe; an older kernel
+    // answers ENOSYS (the fallback then runs). It only marks descriptors close-on-exec.
     let marked = unsafe {
         libc::syscall(
             libc::SYS_close_range,
@@ -310,12 +328,16 @@ mod watcher {
     /// The pipe, both ends close-on-exec (no other child may inherit them).
     pub fn pipe() -> std::io::Result<(RawFd, OwnedFd)> {
         let mut fds = [0; 2];
+        // SAFETY: `fds` is a local array of the two ints pipe() writes.
         if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
             return Err(std::io::Error::last_os_error());
         }
         for fd in fds {
+            // SAFETY: both are descriptors pipe() just opened for us; this sets a flag only.
             unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
         }
+        // SAFETY: `fds[1]` was just opened by pipe() and nothing else owns it: the OwnedFd is
+        // its only owner (the read end stays a raw number, closed by `spawn`).
         Ok((fds[0], unsafe { OwnedFd::from_raw_fd(fds[1]) }))
     }
 
@@ -324,10 +346,13 @@ mod watcher {
         // The child leads its group (as `process_group(0)` asks; done here too so the watcher
         // joins that group whatever order std runs its steps in) and the group is named by
         // its id, never looked up later: the watcher may outlive the child.
+        // SAFETY: setpgid and getpid are async-signal-safe, with integer arguments only.
         let group = unsafe {
             libc::setpgid(0, 0);
             libc::getpid()
         };
+        // SAFETY: fork in a forked child before exec, with only async-signal-safe calls after
+        // it on either side (the child returns to std's exec; the watcher runs the code below).
         if unsafe { libc::fork() } != 0 {
             // The child (or a failed fork: the child then runs unwatched).
             return;
@@ -338,6 +363,7 @@ mod watcher {
             rlim_cur: 0,
             rlim_max: 0,
         };
+        // SAFETY: `limit` is a local the call writes; getrlimit is async-signal-safe.
         let top = if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0 {
             limit.rlim_cur.min(super::MAX_FD_SCAN) as i32
         } else {
@@ -345,17 +371,24 @@ mod watcher {
         };
         for fd in 0..top {
             if fd != read {
+                // SAFETY: the watcher is a process of its own that uses none of these
+                // descriptors (nothing of Rust's owns them here: it only reads `read` and
+                // exits); close is async-signal-safe, and EBADF on a closed number is fine.
                 unsafe { libc::close(fd) };
             }
         }
         let mut byte = 0u8;
         loop {
+            // SAFETY: reads at most 1 byte into `byte`, a local; read is async-signal-safe.
             let n = unsafe { libc::read(read, (&mut byte as *mut u8).cast(), 1) };
             if n < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
                 continue;
             }
             break;
         }
+        // SAFETY: both are async-signal-safe; `group` is the child's own group, named by its
+        // id taken before the fork (this watcher is in it, and ends with it or just after);
+        // _exit runs no destructors or handlers of the forked copy of the host.
         unsafe {
             libc::killpg(group, libc::SIGKILL);
             libc::_exit(0);

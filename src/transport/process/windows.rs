@@ -35,19 +35,29 @@ const KILLED: u32 = 1;
 /// A Job Object handle, closed (and with kill-on-close, the tree ended) when dropped.
 struct Job(HANDLE);
 
-// SAFETY: a job handle may be used and closed from any thread.
+// SAFETY: a job handle may be used and closed from any thread (a kernel handle is not tied to
+// the thread that opened it); the `Job` owns it, and closes it once, when dropped.
 unsafe impl Send for Job {}
+// SAFETY: through `&Job` the handle is only passed to calls the system makes safe to run at
+// once from several threads (TerminateJobObject, AssignProcessToJobObject); nothing in `Job`
+// is ever changed.
 unsafe impl Sync for Job {}
 
 impl Job {
     fn new() -> std::io::Result<Self> {
+        // SAFETY: null attributes (the default security, a handle no child inherits) and a null
+        // name (an unnamed job) are both allowed; the handle returned is checked just below.
         let handle = unsafe { CreateJobObjectW(std::ptr::null(), std::ptr::null()) };
         if handle.is_null() {
             return Err(std::io::Error::last_os_error());
         }
         let job = Job(handle);
+        // SAFETY: a C struct of integers and nested structs of them: all zeros is a value
+        // (every limit off), as the documentation's own examples start it.
         let mut info: JOBOBJECT_EXTENDED_LIMIT_INFORMATION = unsafe { std::mem::zeroed() };
         info.BasicLimitInformation.LimitFlags = JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE;
+        // SAFETY: `job.0` is the live job handle made above; the pointer and size given are
+        // those of `info`, a local of the very type this information class takes.
         let set = unsafe {
             SetInformationJobObject(
                 job.0,
@@ -63,12 +73,14 @@ impl Job {
     }
 
     fn terminate(&self) {
+        // SAFETY: `self.0` is the job handle this `Job` owns, open until it is dropped.
         unsafe { TerminateJobObject(self.0, KILLED) };
     }
 }
 
 impl Drop for Job {
     fn drop(&mut self) {
+        // SAFETY: the handle this `Job` owns, closed once, here; nothing uses it after.
         unsafe { CloseHandle(self.0) };
     }
 }
@@ -132,6 +144,8 @@ pub fn spawn(
     let (Some(pid), Some(handle)) = (child.id(), child.raw_handle()) else {
         return Ok((child, None));
     };
+    // SAFETY: `job.0` is the live job handle made above; `handle` is the child's process
+    // handle, owned by `child`, which lives through this call.
     let started = if unsafe { AssignProcessToJobObject(job.0, handle as HANDLE) } == 0 {
         Err(std::io::Error::last_os_error())
     } else {
@@ -154,26 +168,36 @@ pub fn spawn(
 
 /// Resumes the threads of the suspended process `pid` (its main thread, the only one).
 fn resume(pid: u32) -> std::io::Result<()> {
+    // SAFETY: a snapshot of every thread (the process id is ignored for TH32CS_SNAPTHREAD);
+    // the handle returned is checked just below and closed at the end.
     let snapshot = unsafe { CreateToolhelp32Snapshot(TH32CS_SNAPTHREAD, 0) };
     if snapshot == INVALID_HANDLE_VALUE {
         return Err(std::io::Error::last_os_error());
     }
+    // SAFETY: a C struct of integers: all zeros is a value (its size is set just below).
     let mut entry: THREADENTRY32 = unsafe { std::mem::zeroed() };
     entry.dwSize = std::mem::size_of::<THREADENTRY32>() as u32;
     let mut resumed = 0;
+    // SAFETY: `snapshot` is the live snapshot handle; `entry` a local with `dwSize` set, as
+    // the call requires.
     let mut more = unsafe { Thread32First(snapshot, &mut entry) } != 0;
     while more {
         if entry.th32OwnerProcessID == pid {
+            // SAFETY: integer arguments only (not inheritable); the handle is checked below.
             let thread = unsafe { OpenThread(THREAD_SUSPEND_RESUME, 0, entry.th32ThreadID) };
             if !thread.is_null() {
+                // SAFETY: `thread` is the live handle just opened, with THREAD_SUSPEND_RESUME.
                 if unsafe { ResumeThread(thread) } != u32::MAX {
                     resumed += 1;
                 }
+                // SAFETY: the thread handle opened above, closed once, not used after.
                 unsafe { CloseHandle(thread) };
             }
         }
+        // SAFETY: as for Thread32First: the live snapshot and a local entry with its size.
         more = unsafe { Thread32Next(snapshot, &mut entry) } != 0;
     }
+    // SAFETY: the snapshot handle opened above, closed once, not used after.
     unsafe { CloseHandle(snapshot) };
     if resumed == 0 {
         return Err(std::io::Error::other(
