@@ -164,8 +164,8 @@ impl Admission {
             None if valid => name,
             None => {
                 self.tool_refusal = Some(ConfigError::new(format!(
-                    "mcp: imported tool name '{}' must match {TOOL_NAME_PATTERN}",
-                    clip(&name)
+                    "mcp: {}",
+                    name_refusal(&clip(&name))
                 )));
                 return;
             }
@@ -314,6 +314,12 @@ pub fn admit(config: &Config, wire: Vec<Value>) -> Result<Vec<ToolSpec>, ConfigE
 }
 
 /// The final-name rule as messages quote it (`valid_name` applies it).
+/// The refusal of a final name outside the rule (the JS side's `resolveToolset` says it too,
+/// of a tool from any origin).
+pub(crate) fn name_refusal(name: &str) -> String {
+    format!("imported tool name '{name}' must match {TOOL_NAME_PATTERN}")
+}
+
 pub(crate) const TOOL_NAME_PATTERN: &str = "^[a-zA-Z0-9_-]{1,64}$";
 
 /// An engine-legal name for `name` (`names: 'map'`), the same every time: each character

@@ -9,12 +9,25 @@ use std::fmt;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConfigError {
     pub message: String,
+    /// What sets this refusal apart from the others, for a host that tells them apart (the
+    /// CLI's exit code): `connect_timeout` for a connect that timed out, which is refused as
+    /// the original refuses it, typed, though it is no fault of the config.
+    pub kind: Option<&'static str>,
 }
 
 impl ConfigError {
     pub fn new(message: impl Into<String>) -> Self {
         Self {
             message: message.into(),
+            kind: None,
+        }
+    }
+
+    /// A connect that ran out of `connectMs`.
+    pub fn connect_timeout(message: String) -> Self {
+        Self {
+            message,
+            kind: Some("connect_timeout"),
         }
     }
 }
@@ -130,4 +143,17 @@ impl From<&str> for Failure {
     fn from(message: &str) -> Self {
         message.to_owned().into()
     }
+}
+
+/// What a call ends with when its caller gave up on it (its signal aborted, or the source
+/// cancelled it): the same words wherever the call was (on the wire, between rounds, polling
+/// a task) and on the JS side, which settles an aborted call at once.
+pub fn aborted(tool: &str) -> String {
+    format!("mcp: tool '{tool}' was aborted")
+}
+
+/// The refusal of a call's input that is not JSON, with why (the parser's words, or those of
+/// `JSON.stringify` on the JS side).
+pub fn input_not_json(tool: &str, reason: &dyn fmt::Display) -> String {
+    format!("mcp: the input of tool '{tool}' is not JSON: {reason}")
 }

@@ -24,7 +24,10 @@ pub const TOOL_NAME_PATTERN: &str = admit::TOOL_NAME_PATTERN;
 /// `mcp: ` of a source's own refusal, since the entry may come from anywhere), and the way out.
 #[napi(js_name = "toolNameRefusal")]
 pub fn tool_name_refusal(name: String) -> String {
-    format!("imported tool name '{name}' must match {TOOL_NAME_PATTERN}; namespace it with the source prefix option")
+    format!(
+        "{}; namespace it with the source prefix option",
+        admit::name_refusal(&name)
+    )
 }
 
 /// `drift` when the config leaves it out, as the regulated posture reports it (read live from
@@ -34,18 +37,17 @@ pub const DRIFT_DEFAULT: &str = "rekey";
 
 /// What a call ends with when its caller's signal aborts it. The JS side settles the call at
 /// once (before the native cancel lands, whose outcome is then dropped), and refuses a call
-/// whose signal aborted before it started: in the core's words for a cancelled call
-/// (`source::call`, where the core writes them inline).
+/// whose signal aborted before it started: in the core's words for a cancelled call.
 #[napi(js_name = "abortedMessage")]
 pub fn aborted_message(tool: String) -> String {
-    format!("mcp: tool '{tool}' was aborted")
+    crate::core::error::aborted(&tool)
 }
 
 /// The refusal of input that `JSON.stringify` cannot write (a BigInt, a cycle), made on the JS
 /// side with its reason: in the core's words for input that is not JSON (`Source::start_call`).
 #[napi(js_name = "inputNotJsonMessage")]
 pub fn input_not_json_message(tool: String, reason: String) -> String {
-    format!("mcp: the input of tool '{tool}' is not JSON: {reason}")
+    crate::core::error::input_not_json(&tool, &reason)
 }
 
 /// The code of a typed refusal crossing into JS (`errors::CONFIG_CODE`): the JS side rebuilds

@@ -164,7 +164,7 @@ impl Completions {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Batch> {
-        self.batch.lock().unwrap_or_else(|e| e.into_inner())
+        crate::sync::lock(&self.batch)
     }
 
     /// Runs `f` on the JS thread, which takes the batch itself afterwards.

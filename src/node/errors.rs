@@ -27,7 +27,7 @@ pub fn from_napi(e: Error) -> JsError {
 pub fn to_js_error(env: &Env, e: SourceError<napi::Error>) -> napi::Error {
     match e {
         SourceError::Refused(c) => {
-            let kind = refusal_kind(&c);
+            let kind = c.kind;
             js_error(env, &c.message, Some(CONFIG_CODE), kind, None)
         }
         SourceError::Failed(m) => js_error(env, &m, None, None, None),
@@ -40,18 +40,6 @@ pub fn to_js_error(env: &Env, e: SourceError<napi::Error>) -> napi::Error {
         ),
         SourceError::Host(e) => e,
     }
-}
-
-/// The `kind` of a refusal the JS side tells apart from the others: `connect_timeout`, a
-/// connect that timed out, which the core refuses as a `ConfigError` as the original does (the
-/// CLI exits 1 for it, as for any failed connect, and 2 for every other refusal). The core gives
-/// it no mark but its words, `mcp: connect to '<id>' timed out after <ms>ms`
-/// (`Source::connect_timeout`): this is the one place that reads them.
-fn refusal_kind(refusal: &ConfigError) -> Option<&'static str> {
-    refusal
-        .message
-        .starts_with("mcp: connect to ")
-        .then_some("connect_timeout")
 }
 
 fn js_error(

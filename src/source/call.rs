@@ -87,7 +87,7 @@ where
         };
         let reply = reply.map_err(|e| match e {
             RpcError::TimedOut => timed_out(&spec.name, plan.call_ms),
-            RpcError::Cancelled => format!("mcp: tool '{}' was aborted", spec.name).into(),
+            RpcError::Cancelled => crate::core::error::aborted(&spec.name).into(),
             other => redacted(&plan.secrets, other)
                 .into_failure()
                 .map_message(|m| format!("mcp: tool '{}' failed: {m}", spec.name)),
@@ -175,7 +175,7 @@ fn repeat(plan: Arc<Plan>, done: Done) {
     let spec = &plan.snapshot.tools[plan.index];
     let id = plan.snapshot.conn.rpc.reserve_id();
     if !rounds.asker.moved(plan.first, id) {
-        let aborted = format!("mcp: tool '{}' was aborted", spec.name).into();
+        let aborted = crate::core::error::aborted(&spec.name).into();
         return done(plan.first, Err(typed("cancelled")(aborted)));
     }
     let left = rounds.deadline.saturating_duration_since(Instant::now());
@@ -233,8 +233,7 @@ async fn next_round(plan: &Plan, result: Value) -> Result<(u64, String), Failed>
     let rpc = &plan.snapshot.conn.rpc;
     let id = rpc.reserve_id();
     if !rounds.asker.moved(plan.first, id) {
-        return Err(format!("mcp: tool '{}' was aborted", spec.name).into())
-            .map_err(typed("cancelled"));
+        return Err(crate::core::error::aborted(&spec.name).into()).map_err(typed("cancelled"));
     }
     let mut extra = String::from(",\"inputResponses\":");
     extra.push_str(&Value::Object(responses).to_string());

@@ -265,7 +265,10 @@ impl<C: Connector> Source<C> {
             self.id,
             format_f64(connect_ms)
         );
-        SourceError::Refused(ConfigError::new(with_diagnostics(message, diagnostics)))
+        SourceError::Refused(ConfigError::connect_timeout(with_diagnostics(
+            message,
+            diagnostics,
+        )))
     }
 
     fn forget_live(&self, conn: &Arc<Connection>) {

@@ -48,12 +48,8 @@ impl<C: Connector> Source<C> {
         // `Value`, which words why it is refused.
         let valid = lite::parse(input, MAX_JSON_DEPTH).and_then(|t| spec.input.lite_valid(&t));
         if valid != Some(true) {
-            let arguments: Value = serde_json::from_str(input).map_err(|e| {
-                Failure::from(format!(
-                    "mcp: the input of tool '{}' is not JSON: {e}",
-                    spec.name
-                ))
-            })?;
+            let arguments: Value = serde_json::from_str(input)
+                .map_err(|e| Failure::from(crate::core::error::input_not_json(&spec.name, &e)))?;
             let issues = spec.input.issues(&arguments);
             if !issues.is_empty() {
                 return Err(Failure::from(format!(

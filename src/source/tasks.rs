@@ -166,7 +166,7 @@ async fn wait(plan: &Plan, id: &str, interval: Duration) -> Result<(), Failed> {
         if rounds.asker.cancelled(plan.first) {
             cancel(plan, id);
             return Err(typed("cancelled")(
-                format!("mcp: tool '{}' was aborted", spec.name).into(),
+                crate::core::error::aborted(&spec.name).into(),
             ));
         }
         let now = Instant::now();
