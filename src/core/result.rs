@@ -294,4 +294,153 @@ mod tests {
             json!({"doubled": 42})
         );
     }
+
+    /// The one rule, held by generated results: wherever the text path answers, it answers
+    /// what the `Value` path answers for the same reply text (the same value, or the same
+    /// refusal), including replies that repeat a member, which the text path must leave to the
+    /// `Value` path; and for a tool without an output schema, it answers every result that is
+    /// not an error and whose members are readable.
+    mod agreement {
+        use super::super::super::validate::Use;
+        use super::*;
+        use proptest::prelude::*;
+
+        fn leaf() -> BoxedStrategy<Value> {
+            prop_oneof![
+                Just(Value::Null),
+                any::<bool>().prop_map(Value::from),
+                any::<i64>().prop_map(Value::from),
+                (-1e9f64..1e9).prop_map(Value::from),
+                "[a-z\"\\\\\u{e9}\n ]{0,6}".prop_map(Value::from),
+            ]
+            .boxed()
+        }
+
+        fn json() -> BoxedStrategy<Value> {
+            leaf()
+                .prop_recursive(3, 24, 4, |inner| {
+                    prop_oneof![
+                        prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                        prop::collection::vec(
+                            (prop::sample::select(vec!["n", "when", "a", "type", "text"]), inner),
+                            0..4
+                        )
+                        .prop_map(|m| Value::Object(
+                            m.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()
+                        )),
+                    ]
+                })
+                .boxed()
+        }
+
+        fn block() -> BoxedStrategy<Value> {
+            prop_oneof![
+                "[a-z\"\n]{0,5}".prop_map(|t| json!({"type": "text", "text": t})),
+                "[a-z]{0,3}".prop_map(|t| json!({"type": "text", "text": t, "annotations": {"p": 1}})),
+                Just(json!({"type": "text"})),
+                Just(json!({"type": "image", "data": "AA", "mimeType": "image/png"})),
+                json(),
+            ]
+            .boxed()
+        }
+
+        fn structured() -> BoxedStrategy<Value> {
+            prop_oneof![
+                json(),
+                (any::<i32>(), prop::sample::select(vec!["2026-12-01", "yesterday"]))
+                    .prop_map(|(n, when)| json!({"n": n, "when": when})),
+                (-10.0f64..10.0).prop_map(|n| json!({"n": n})),
+            ]
+            .boxed()
+        }
+
+        /// A result's members (as the server would write them, in order) and a member written
+        /// twice, if any.
+        fn members() -> impl Strategy<Value = (Vec<(String, Value)>, Option<usize>)> {
+            let content = prop_oneof![
+                3 => prop::collection::vec(block(), 0..4).prop_map(Value::Array),
+                1 => json(),
+            ];
+            (
+                prop::option::of(content),
+                prop::option::of(prop_oneof![Just(json!(true)), Just(json!(false)), leaf()]),
+                prop::option::of(structured()),
+                prop::option::of(json()),
+                prop::option::of(0usize..4),
+            )
+                .prop_map(|(content, is_error, structured, extra, twice)| {
+                    let mut m = Vec::new();
+                    for (k, v) in [
+                        ("content", content),
+                        ("isError", is_error),
+                        ("structuredContent", structured),
+                        ("_meta", extra),
+                    ] {
+                        if let Some(v) = v {
+                            m.push((k.to_owned(), v));
+                        }
+                    }
+                    let twice = twice.filter(|i| *i < m.len());
+                    (m, twice)
+                })
+        }
+
+        fn text_of(members: &[(String, Value)], twice: Option<usize>) -> String {
+            let mut parts: Vec<String> = members
+                .iter()
+                .map(|(k, v)| format!("{}:{v}", Value::from(k.as_str())))
+                .collect();
+            if let Some(i) = twice {
+                parts.push(format!("{}:[]", Value::from(members[i].0.as_str())));
+            }
+            format!("{{{}}}", parts.join(","))
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+            #[test]
+            fn the_text_path_answers_as_the_value_path_does(
+                (members, twice) in members(),
+                schema in 0usize..3,
+            ) {
+                let schemas = [
+                    None,
+                    Some(json!({"type": "object", "properties": {"n": {"type": "integer"}, "when": {"type": "string", "format": "date"}}, "required": ["n"]})),
+                    Some(json!({"type": "array"})),
+                ];
+                let output = schemas[schema]
+                    .as_ref()
+                    .map(|s| Compiled::with_text(s, s.to_string(), Use::Output));
+                let text = text_of(&members, twice);
+                let raw: RawObject = match serde_json::from_str(&text) {
+                    Ok(raw) => raw,
+                    // A repeated member: the reply is read as a `Value` alone.
+                    Err(_) => {
+                        prop_assert!(twice.is_some(), "{}", text);
+                        return Ok(());
+                    }
+                };
+                prop_assert!(twice.is_none(), "{}", text);
+                let fast = map_raw_result("t", output.as_ref(), &raw);
+                let slow = map_result("t", output.as_ref(), serde_json::from_str(&text).unwrap());
+                match fast {
+                    Some(Ok(t)) => prop_assert_eq!(
+                        Ok(serde_json::from_str::<Value>(&t).unwrap()),
+                        slow,
+                        "{}", text
+                    ),
+                    Some(Err(f)) => prop_assert_eq!(Err(f), slow, "{}", text),
+                    None => {
+                        let error = members.iter().any(|(k, v)| k == "isError" && v == &json!(true));
+                        let odd_content = members.iter().any(|(k, v)| k == "content" && !v.is_array());
+                        prop_assert!(
+                            output.is_some() || error || odd_content,
+                            "declined {}", text
+                        );
+                    }
+                }
+            }
+        }
+    }
+
 }
