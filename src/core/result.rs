@@ -322,7 +322,10 @@ mod tests {
                     prop_oneof![
                         prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
                         prop::collection::vec(
-                            (prop::sample::select(vec!["n", "when", "a", "type", "text"]), inner),
+                            (
+                                prop::sample::select(vec!["n", "when", "a", "type", "text"]),
+                                inner
+                            ),
                             0..4
                         )
                         .prop_map(|m| Value::Object(
@@ -336,7 +339,8 @@ mod tests {
         fn block() -> BoxedStrategy<Value> {
             prop_oneof![
                 "[a-z\"\n]{0,5}".prop_map(|t| json!({"type": "text", "text": t})),
-                "[a-z]{0,3}".prop_map(|t| json!({"type": "text", "text": t, "annotations": {"p": 1}})),
+                "[a-z]{0,3}"
+                    .prop_map(|t| json!({"type": "text", "text": t, "annotations": {"p": 1}})),
                 Just(json!({"type": "text"})),
                 Just(json!({"type": "image", "data": "AA", "mimeType": "image/png"})),
                 json(),
@@ -347,7 +351,10 @@ mod tests {
         fn structured() -> BoxedStrategy<Value> {
             prop_oneof![
                 json(),
-                (any::<i32>(), prop::sample::select(vec!["2026-12-01", "yesterday"]))
+                (
+                    any::<i32>(),
+                    prop::sample::select(vec!["2026-12-01", "yesterday"])
+                )
                     .prop_map(|(n, when)| json!({"n": n, "when": when})),
                 (-10.0f64..10.0).prop_map(|n| json!({"n": n})),
             ]
@@ -442,5 +449,4 @@ mod tests {
             }
         }
     }
-
 }

@@ -343,3 +343,6 @@ impl<C: Connector> Source<C> {
         self.drift.reset();
     }
 }
+
+#[cfg(test)]
+mod tests;
