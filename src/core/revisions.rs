@@ -7,5 +7,7 @@ pub const MODERN: &str = "2026-07-28";
 pub const PROTOCOL_VERSION: &str = "2025-11-25";
 /// Every legacy revision `initialize` accepts back.
 pub const SUPPORTED_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
-/// The client's version, as `clientInfo` reports it.
+/// The client's version, as `clientInfo` reports it: the TypeScript original's `Client` says
+/// `{ name: 'rulvar', version: '1.0.0' }`, and a server (or a test of the original) that logs or
+/// keys on the client it sees sees the same one, whatever this package's own version is.
 pub const CLIENT_VERSION: &str = "1.0.0";
