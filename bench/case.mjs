@@ -2,13 +2,13 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
 import { lockText, mcp, toolsetHash } from '../lib/index.mjs';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { addonSource, sdkSource } from './clients.mjs';
 import { rawSource } from './raw-client.mjs';
+import { serverCommand } from './servers/commands.mjs';
 import { sdkServer } from './servers/sdk-server.mjs';
 import { makeTools } from './servers/tools.mjs';
 
@@ -16,46 +16,16 @@ const spec = JSON.parse(process.argv[2]);
 // `otel: 'sdk'`: the OpenTelemetry SDK registered and every call under an active span (the
 // peer-absent case preloads otel-absent.cjs instead; see telemetry.mjs).
 const otel = spec.otel === 'sdk' ? await import('./otel-sdk.mjs') : null;
-const here = (p) => fileURLToPath(new URL(p, import.meta.url));
 const gc = () => globalThis.gc?.();
 
-async function startHttp(tools) {
-  const child = spawn(process.execPath, [here('./servers/sdk-server.mjs')], {
-    env: { ...process.env, HTTP_PORT: '0', TOOLS: String(tools) },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const url = await new Promise((resolve) => child.stdout.once('data', (d) => resolve(String(d).trim())));
-  return { url, stop: () => child.kill() };
-}
-
 async function target(transport, tools) {
-  switch (transport) {
-    case 'stdio-fast':
-      return { kind: 'stdio', command: process.execPath, args: [here('./servers/fast-stdio.mjs')], env: { TOOLS: String(tools), PATH: process.env.PATH } };
-    case 'stdio-fast-2026':
-      return {
-        kind: 'stdio',
-        command: process.execPath,
-        args: [here('./servers/fast-stdio.mjs')],
-        env: { TOOLS: String(tools), PATH: process.env.PATH, MODERN: '1' },
-      };
-    case 'stdio-sdk':
-      return { kind: 'stdio', command: process.execPath, args: [here('./servers/sdk-server.mjs')], env: { TOOLS: String(tools), PATH: process.env.PATH } };
-    case 'inprocess':
-      return { kind: 'inprocess', server: sdkServer(tools) };
-    case 'http-fast':
-    case 'http-fast-2026': {
-      const env = { ...process.env, TOOLS: String(tools), MODERN: transport === 'http-fast-2026' ? '1' : '0' };
-      const child = spawn(process.execPath, [here('./servers/fast-http.mjs')], { env, stdio: ['ignore', 'pipe', 'inherit'] });
-      const url = await new Promise((resolve) => child.stdout.once('data', (d) => resolve(String(d).trim())));
-      return { kind: 'http', url, stop: () => child.kill() };
-    }
-    case 'http': {
-      const h = await startHttp(tools);
-      return { kind: 'http', url: h.url, stop: h.stop };
-    }
-  }
-  throw new Error(`unknown transport ${transport}`);
+  if (transport === 'inprocess') return { kind: 'inprocess', server: sdkServer(tools) };
+  const server = serverCommand(transport, tools);
+  if (server === undefined) throw new Error(`unknown transport ${transport}`);
+  if (server.kind === 'stdio') return server;
+  const child = spawn(server.command, server.args, { env: server.env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = await new Promise((resolve) => child.stdout.once('data', (d) => resolve(String(d).trim())));
+  return { kind: 'http', url, pid: child.pid, stop: () => child.kill() };
 }
 
 const open = (t) => (spec.impl === 'addon' ? addonSource({ ...t, asks: spec.asks === true }) : spec.impl === 'raw' ? rawSource(t) : sdkSource(t));
@@ -63,6 +33,40 @@ const open = (t) => (spec.impl === 'addon' ? addonSource({ ...t, asks: spec.asks
 // Every call of one measurement shares one context; with `spec.sharedSignal` it carries one
 // AbortSignal, as an engine hands its run-level signal to every tool call of a run.
 const callCtx = { runId: 'bench', ...(spec.sharedSignal ? { signal: new AbortController().signal } : {}) };
+
+// The server's scheduler times from /proc (Linux), in ns: its main thread on a CPU and waiting
+// for one, all its threads on a CPU. The server is this process's one child (started here for
+// HTTP, by the client for stdio); none (in-process, or no /proc): no server figures.
+let serverPid;
+function findServer(t) {
+  if (t.pid !== undefined) return t.pid;
+  if (t.kind !== 'stdio' || !existsSync('/proc/self/stat')) return undefined;
+  const children = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === process.pid) children.push(Number(entry));
+    } catch {}
+  }
+  return children.length === 1 ? children[0] : undefined;
+}
+function serverTimes() {
+  if (serverPid === undefined) return undefined;
+  try {
+    const schedstat = (task) => readFileSync(`/proc/${serverPid}/task/${task}/schedstat`, 'utf8').split(' ').map(Number);
+    const [mainOnCpu, mainWaiting] = schedstat(serverPid);
+    let allOnCpu = 0;
+    for (const task of readdirSync(`/proc/${serverPid}/task`)) {
+      try {
+        allOnCpu += schedstat(task)[0];
+      } catch {}
+    }
+    return { mainOnCpu, mainWaiting, allOnCpu };
+  } catch {
+    return undefined;
+  }
+}
 
 async function calls(defs, name, input, total, concurrency) {
   const def = defs.find((d) => d.name === name);
@@ -76,6 +80,7 @@ async function calls(defs, name, input, total, concurrency) {
       latencies.push(performance.now() - t0);
     }
   };
+  const server0 = serverTimes();
   const elu0 = performance.eventLoopUtilization();
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
@@ -84,7 +89,18 @@ async function calls(defs, name, input, total, concurrency) {
   const ms = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
   const elu = performance.eventLoopUtilization(elu0);
+  const server1 = server0 && serverTimes();
   latencies.sort((a, b) => a - b);
+  // Beside the client's figures, the server's (as the Rust floor reports them): the share of the
+  // wall time its main thread was on a CPU (`serverBusy`), on one or waiting for one
+  // (`serverDemand`: it had work), and all its threads' CPU time per call.
+  const server = server1
+    ? {
+        serverBusy: (server1.mainOnCpu - server0.mainOnCpu) / (ms * 1e6),
+        serverDemand: (server1.mainOnCpu - server0.mainOnCpu + server1.mainWaiting - server0.mainWaiting) / (ms * 1e6),
+        serverCpuUsPerCall: (server1.allOnCpu - server0.allOnCpu) / 1000 / total,
+      }
+    : {};
   return {
     callsPerSec: total / (ms / 1000),
     p50: latencies[Math.floor(latencies.length * 0.5)],
@@ -93,6 +109,7 @@ async function calls(defs, name, input, total, concurrency) {
     elu: elu.utilization,
     // Main-thread busy time per call: what the engine's event loop pays.
     mainUsPerCall: (elu.active * 1000) / total,
+    ...server,
   };
 }
 
@@ -188,6 +205,7 @@ async function main() {
       return { ms: performance.now() - t0, tools: defs.length };
     }
     const defs = await source.tools();
+    serverPid = findServer(t);
     const [name, input] = op === 'big' ? ['big', {}] : op === 'wide' ? ['echo', { text: 'wide' }] : ['echo', { text: 'hello' }];
     await calls(defs, name, input, 200, 8);
     if (op === 'plateau') {

@@ -4,24 +4,48 @@
 import { spawn } from 'node:child_process';
 import http from 'node:http';
 
+/**
+ * A `data` handler calling `onLine` with each line of the text stream, without its newline:
+ * lines are read where they lie in each chunk, from a moving offset, so what is left of a chunk
+ * is never copied again; only a line split across chunks is joined, once its end arrives.
+ */
+export function lines(onLine) {
+  let partial = '';
+  return (chunk) => {
+    let start = 0;
+    let end = chunk.indexOf('\n');
+    if (end < 0) {
+      partial += chunk;
+      return;
+    }
+    if (partial !== '') {
+      onLine(partial + chunk.slice(0, end));
+      partial = '';
+      start = end + 1;
+      end = chunk.indexOf('\n', start);
+    }
+    while (end >= 0) {
+      onLine(chunk.slice(start, end));
+      start = end + 1;
+      end = chunk.indexOf('\n', start);
+    }
+    if (start < chunk.length) partial = chunk.slice(start);
+  };
+}
+
 function stdioRpc(target) {
   const child = spawn(target.command, target.args, { env: target.env, stdio: ['pipe', 'pipe', 'inherit'] });
   const pending = new Map();
-  let buf = '';
-  child.stdout.setEncoding('utf8');
-  child.stdout.on('data', (d) => {
-    buf += d;
-    let i;
-    while ((i = buf.indexOf('\n')) >= 0) {
-      const m = JSON.parse(buf.slice(0, i));
-      buf = buf.slice(i + 1);
-      const settle = pending.get(m.id);
-      if (settle !== undefined) {
-        pending.delete(m.id);
-        settle(m);
-      }
+  const settle = (line) => {
+    const m = JSON.parse(line);
+    const resolve = pending.get(m.id);
+    if (resolve !== undefined) {
+      pending.delete(m.id);
+      resolve(m);
     }
-  });
+  };
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', lines(settle));
   let id = 0;
   return {
     request: (method, params) =>

@@ -1,5 +1,8 @@
 // `npm run bench`: every row of the benchmark plan, baseline and addon side by side in the
 // same run, 5 fresh processes per measurement, medians and ratios written to RESULTS.md.
+// BENCH_RUNS=n: n processes per measurement. BENCH_ONLY=<regex>: only the rows whose label
+// matches (the era, asks and telemetry rows have scripts of their own), printed as RESULTS.md's
+// table has them and not written to it.
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -7,14 +10,21 @@ import { fileURLToPath } from 'node:url';
 import { telemetryRows } from './telemetry.mjs';
 import { asksRows } from './asks.mjs';
 import { eraRows } from './era.mjs';
+import { rustFloor } from './floor.mjs';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
+const only = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY) : undefined;
+const wanted = (label) => only === undefined || only.test(label);
 const caseScript = fileURLToPath(new URL('./case.mjs', import.meta.url));
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 function measure(spec) {
   const results = [];
   for (let i = 0; i < (spec.runs ?? RUNS); i++) {
+    if (spec.impl === 'rust') {
+      results.push(rustFloor(spec));
+      continue;
+    }
     const out = execFileSync(process.execPath, ['--expose-gc', caseScript, JSON.stringify(spec)], { encoding: 'utf8', timeout: 120_000 });
     results.push(JSON.parse(out.trim().split('\n').pop()));
   }
@@ -24,11 +34,14 @@ function measure(spec) {
 
 const rows = [];
 // `floor`: also measure the bare Node client (bench/raw-client.mjs), where one applies: what
-// the pipe and the server allow any Node client, SDK or not.
-function compare(label, spec, metric, unit, better, floor = false) {
+// the pipe and the server allow any Node client, SDK or not. `rust`: and the Rust floor
+// (bench/floor.mjs), what the server and the machine allow any client at all.
+function compare(label, spec, metric, unit, better, floor = false, rust = false) {
+  if (!wanted(label)) return undefined;
   const base = measure({ ...spec, impl: 'sdk' });
   const addon = measure({ ...spec, impl: 'addon' });
   const raw = floor ? measure({ ...spec, impl: 'raw' }) : undefined;
+  const native = rust ? measure({ ...spec, impl: 'rust' }) : undefined;
   const row = {
     label,
     metric,
@@ -38,17 +51,20 @@ function compare(label, spec, metric, unit, better, floor = false) {
     addon: addon[metric],
     ratio: addon[metric] / base[metric],
     raw: raw?.[metric],
+    rust: native?.[metric],
     base,
     addonAll: addon,
     rawAll: raw,
+    rustAll: native,
   };
   rows.push(row);
   console.log(
-    `${label.padEnd(44)} ${metric.padEnd(12)} baseline ${fmt(row.baseline)} addon ${fmt(row.addon)} ratio ${row.ratio.toFixed(2)}${raw ? ` raw ${fmt(row.raw)}` : ''}`,
+    `${label.padEnd(44)} ${metric.padEnd(12)} baseline ${fmt(row.baseline)} addon ${fmt(row.addon)} ratio ${row.ratio.toFixed(2)}${raw ? ` raw ${fmt(row.raw)}` : ''}${native ? ` rust ${fmt(row.rust)}` : ''}${row.addonAll.serverBusy === undefined ? '' : ` bound ${bound(row)}`}`,
   );
   return row;
 }
 const extra = (row, metric, unit, better) =>
+  row &&
   rows.push({
     ...row,
     metric,
@@ -58,15 +74,30 @@ const extra = (row, metric, unit, better) =>
     addon: row.addonAll[metric],
     ratio: row.addonAll[metric] / row.base[metric],
     raw: row.rawAll?.[metric],
+    rust: row.rustAll?.[metric],
   });
-const fmt = (x) => (Math.abs(x) >= 100 ? x.toFixed(0) : x.toFixed(2));
+// What held the addon's run back, from the scheduler times of the server's main thread during
+// it (bench/case.mjs): on a CPU 90% of the wall time or more, the server; on one or waiting for
+// one 90% or more, the cores (the server had work, the client or others had the CPUs); less,
+// the client (the server sat waiting for requests). Calls/s rows with a server process only.
+const pct = (x) => `${Math.round(x * 100)}%`;
+function bound(r) {
+  const busy = r.addonAll.serverBusy;
+  const demand = r.addonAll.serverDemand;
+  if (r.metric !== 'callsPerSec' || busy === undefined) return '-';
+  if (busy >= 0.9) return `server (busy ${pct(busy)})`;
+  if (demand >= 0.9) return `cores (busy ${pct(busy)}, with work ${pct(demand)})`;
+  return `client (busy ${pct(busy)})`;
+}
+const serverBusy = (row) => extra(row, 'serverBusy', "server's main thread on a CPU, share of the wall time", '-');
+const fmt = (x) => (x === undefined ? '-' : Math.abs(x) >= 100 ? x.toFixed(0) : x.toFixed(2));
 
 const started = Date.now();
 // 1. Cold import.
 for (const tools of [10, 1000, 5000])
   compare(`cold import, ${tools} tools (SDK stdio server)`, { op: 'import', transport: 'stdio-sdk', tools }, 'ms', 'ms', 'lower', true);
 // 1b. The toolset lock: the same cold import checked against its lock, the addon against itself.
-{
+if (wanted('cold import, 5000 tools, checked against its lock (baseline: no lock)')) {
   const spec = { op: 'lockImport', transport: 'stdio-sdk', tools: 5000, impl: 'addon' };
   const plain = measure({ ...spec, lock: false });
   const locked = measure({ ...spec, lock: true });
@@ -86,9 +117,13 @@ for (const tools of [10, 1000, 5000])
   extra(rows[rows.length - 1], 'mcpMs', 'ms (mcp() reading the lock)', 'lower');
 }
 // 2. Latency and throughput per transport and concurrency.
-const callCounts = { 'stdio-fast': 20000, 'stdio-sdk': 10000, http: 2000, inprocess: 10000 };
-for (const transport of ['stdio-fast', 'stdio-sdk', 'http', 'inprocess']) {
+// `http`: the SDK's server, stateful (a session, replies as event streams); `http-fast`: the
+// minimal one, stateless (no session, JSON replies). The Rust floor runs beside the fast stdio
+// server and both HTTP servers at concurrency 16 and 128.
+const callCounts = { 'stdio-fast': 20000, 'stdio-sdk': 10000, http: 2000, 'http-fast': 2000, inprocess: 10000 };
+for (const transport of ['stdio-fast', 'stdio-sdk', 'http', 'http-fast', 'inprocess']) {
   const floor = transport !== 'inprocess';
+  const rust = transport === 'stdio-fast' || transport.startsWith('http');
   const c1 = compare(
     `${transport}, concurrency 1`,
     { op: 'calls', transport, calls: Math.min(callCounts[transport], 3000), concurrency: 1 },
@@ -107,8 +142,10 @@ for (const transport of ['stdio-fast', 'stdio-sdk', 'http', 'inprocess']) {
       'calls/s',
       'higher',
       floor,
+      rust,
     );
     extra(row, 'p99', 'ms', 'lower');
+    if (rust) serverBusy(row);
   }
 }
 // Every call sharing one AbortSignal (an engine's run-level signal), at concurrency 128.
@@ -145,6 +182,7 @@ const cpu = compare(
   'µs',
   'lower',
   true,
+  true,
 );
 extra(cpu, 'elu', '', 'lower');
 extra(cpu, 'cpuUsPerCall', 'µs (process)', 'lower');
@@ -165,14 +203,14 @@ const plateau = compare(
 );
 extra(plateau, 'v8HeapGrowthMb', 'MB', 'lower');
 extra(plateau, 'rssMb', 'MB at 110,000', 'lower');
-extra({ ...plateau, label: 'RSS from 110,000 to 1,010,000 calls (stdio-fast, c16)' }, 'plateauMb', 'MB', 'lower');
+extra(plateau && { ...plateau, label: 'RSS from 110,000 to 1,010,000 calls (stdio-fast, c16)' }, 'plateauMb', 'MB', 'lower');
 
 // 7. OpenTelemetry per call: peer absent (baseline), API installed, SDK recording.
-for (const row of [...eraRows(RUNS), ...asksRows(RUNS)]) {
+for (const row of only === undefined ? [...eraRows(RUNS), ...asksRows(RUNS)] : []) {
   rows.push(row);
   console.log(`${row.label.padEnd(44)} ${row.metric.padEnd(12)} baseline ${fmt(row.baseline)} addon ${fmt(row.addon)} ratio ${row.ratio.toFixed(2)}`);
 }
-for (const row of telemetryRows(RUNS)) {
+for (const row of only === undefined ? telemetryRows(RUNS) : []) {
   rows.push(row);
   console.log(`${row.label.padEnd(44)} ${row.metric.padEnd(12)} baseline ${fmt(row.baseline)} addon ${fmt(row.addon)} ratio ${row.ratio.toFixed(2)}`);
 }
@@ -182,21 +220,27 @@ const cpuModel = os.cpus()[0]?.model ?? 'unknown';
 const lines = [
   '# Benchmark results',
   '',
-  `Command: \`npm run bench\` (${RUNS} fresh processes per measurement, medians; ${minutes} min end to end).`,
+  `Command: \`${only === undefined ? '' : `BENCH_ONLY='${only.source}' `}${RUNS === 5 ? '' : `BENCH_RUNS=${RUNS} `}npm run bench\` (${RUNS} fresh processes per measurement, medians; ${minutes} min end to end).`,
   `Machine: ${cpuModel}, ${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, ${os.type()} ${os.release()}, Node ${process.version}.`,
   `Date: ${new Date().toISOString()}.`,
   '',
   'Baseline: `@modelcontextprotocol/sdk` `Client` doing what the TypeScript `mcp()` does. Ratio = addon / baseline.',
-  'Floor: a bare JSON-RPC client in Node (bench/raw-client.mjs: no SDK, no validation), measured in the same run where it applies.',
+  'Floors: a bare JSON-RPC client in Node (bench/raw-client.mjs: no SDK, no validation) and one in Rust (bench/floor: a current-thread tokio client, newline JSON or keep-alive HTTP/1.1), measured in the same run where they apply.',
+  "Bound: what held the addon's run back, from the server's main-thread scheduler times: `server` (on a CPU at least 90% of the wall time), `cores` (on one or waiting for one at least 90%: it had work, the CPUs were taken), `client` (it sat waiting for requests).",
   '',
-  '| measurement | metric | baseline | addon | ratio | better | floor (raw Node) | addon / floor |',
-  '|---|---|---|---|---|---|---|---|',
+  '| measurement | metric | baseline | addon | ratio | better | floor (raw Node) | addon / floor | floor (Rust) | addon / Rust floor | bound |',
+  '|---|---|---|---|---|---|---|---|---|---|---|',
   ...rows.map(
     (r) =>
-      `| ${r.label} | ${r.metric} ${r.unit ? `(${r.unit})` : ''} | ${fmt(r.baseline)} | ${fmt(r.addon)} | ${r.ratio.toFixed(2)} | ${r.better} | ${r.raw === undefined ? '-' : fmt(r.raw)} | ${r.raw === undefined ? '-' : (r.addon / r.raw).toFixed(2)} |`,
+      `| ${r.label} | ${r.metric} ${r.unit ? `(${r.unit})` : ''} | ${fmt(r.baseline)} | ${fmt(r.addon)} | ${r.ratio.toFixed(2)} | ${r.better} | ${r.raw === undefined ? '-' : fmt(r.raw)} | ${r.raw === undefined ? '-' : (r.addon / r.raw).toFixed(2)} | ${r.rust === undefined ? '-' : fmt(r.rust)} | ${r.rust === undefined ? '-' : (r.addon / r.rust).toFixed(2)} | ${bound(r)} |`,
   ),
   '',
 ];
+if (only !== undefined) {
+  // A part of the plan: printed, RESULTS.md left as the last full run wrote it.
+  console.log(`\n${lines.slice(2).join('\n')}`);
+  process.exit(0);
+}
 // The analysis of the numbers lives beside them, kept by hand in NOTES.md.
 const notes = readFileSync(fileURLToPath(new URL('./NOTES.md', import.meta.url)), 'utf8');
 writeFileSync(fileURLToPath(new URL('./RESULTS.md', import.meta.url)), `${lines.join('\n')}\n${notes}`);
