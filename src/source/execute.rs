@@ -1,5 +1,5 @@
 //! A call of an imported tool, started: the input judged before anything is sent, the request
-//! written once (`call::params`), the plan of its further rounds when the host answers what a
+//! written once (`plan::params`), the plan of its further rounds when the host answers what a
 //! server asks back or the call may be repeated, a task resumed by its id, and cancellation.
 
 use super::{call, plan, tasks, Connector, ErrorType, Snapshot, Source};

@@ -1,5 +1,11 @@
 //! One tool source: lazy connect, the cached snapshot and its generation, single-flight
 //! sweeps, the drift poison, and close (which resets all of it, so tools() connects afresh).
+//!
+//! Its rooms: `connect` (opening a connection and the sweep), `execute` (a call started,
+//! resumed or cancelled), `plan` (what a call carries through its requests), `call` (one
+//! call's requests and rounds on the wire), `tasks` (a call that became a task), `asks` (what a
+//! server asks back, through the host's hooks), `lock` (the toolset lock at each import), and
+//! `tests` (all of it against a fake connector).
 
 use crate::client::era::Era;
 use crate::client::rpc::RpcError;
