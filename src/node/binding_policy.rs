@@ -147,8 +147,8 @@ mod tests {
         }
     }
 
-    #[test]
-    fn admission_refuses_with_the_same_pattern_text() {
+    /// Admission's refusal of a tool named `has space`.
+    fn admission_refusal() -> String {
         let config = Config::parse(&Raw::Object(vec![
             ("transport".into(), Raw::String("stdio".into())),
             ("command".into(), Raw::String("node".into())),
@@ -156,30 +156,27 @@ mod tests {
         .unwrap();
         let wire =
             json!({"name": "has space", "description": "d", "inputSchema": {"type": "object"}});
-        let refusal = admit::admit(&config, vec![wire]).unwrap_err();
+        admit::admit(&config, vec![wire]).unwrap_err().message
+    }
+
+    #[test]
+    fn admission_refuses_with_the_same_pattern_text() {
+        let refusal = admission_refusal();
         assert!(
-            refusal
-                .message
-                .ends_with(&format!("must match {TOOL_NAME_PATTERN}")),
-            "{}",
-            refusal.message
+            refusal.ends_with(&format!("must match {TOOL_NAME_PATTERN}")),
+            "{refusal}"
         );
     }
 
     #[test]
     fn the_toolset_refusal_is_admissions_with_the_way_out() {
-        let config = Config::parse(&Raw::Object(vec![
-            ("transport".into(), Raw::String("stdio".into())),
-            ("command".into(), Raw::String("node".into())),
-        ]))
-        .unwrap();
-        let wire =
-            json!({"name": "has space", "description": "d", "inputSchema": {"type": "object"}});
-        let admission = admit::admit(&config, vec![wire]).unwrap_err().message;
         let toolset = tool_name_refusal("has space".into());
         assert_eq!(
             format!("mcp: {toolset}"),
-            format!("{admission}; namespace it with the source prefix option")
+            format!(
+                "{}; namespace it with the source prefix option",
+                admission_refusal()
+            )
         );
     }
 
