@@ -836,6 +836,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
 module.exports.NativeConfig = nativeBinding.NativeConfig
+module.exports.NativePort = nativeBinding.NativePort
 module.exports.NativeSnapshot = nativeBinding.NativeSnapshot
 module.exports.NativeSource = nativeBinding.NativeSource
 module.exports.abortedMessage = nativeBinding.abortedMessage

@@ -115,6 +115,27 @@ describe(`soak: ${SOAK} tools()/close() cycles per transport`, () => {
     expect(nativeMb).toBeLessThanOrEqual(40);
   }, 600_000);
 
+  // libuv walks every live async handle (a thread-safe function is one) at each wake-up of the
+  // loop; handles that live until their source is collected piled up by the thousand between
+  // two collections when sources come and go, and every reply paid for all of them.
+  it('sources that come and go leave no libuv handles behind, collected or not', async () => {
+    const server = buildServer();
+    const handles = () => (process.report.getReport() as { libuv: { type: string }[] }).libuv.length;
+    const once = async () => {
+      const source = mcp({ transport: 'inprocess', server });
+      expect((await source.tools(session)).length).toBe(4);
+      await source.close();
+    };
+    await once();
+    const start = handles();
+    let most = start;
+    for (let i = 0; i < 400; i++) {
+      await once();
+      if (i % 25 === 0) most = Math.max(most, handles());
+    }
+    expect(most - start).toBeLessThanOrEqual(4);
+  });
+
   it('stdio', async () => {
     const d = await cycle(() => ({ transport: 'stdio', command: process.execPath, args: [example('server.mjs')] }));
     expect(d.fds).toBeLessThanOrEqual(0);

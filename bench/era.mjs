@@ -24,6 +24,10 @@ export function eraRows(runs) {
           : [
               ['callsPerSec', 'calls/s', 'higher'],
               ['mainUsPerCall', 'µs', 'lower'],
+              // The client's whole process (every thread) per call, and the server's: what the
+              // modern wire costs each side.
+              ['cpuUsPerCall', 'µs', 'lower'],
+              ['serverCpuUsPerCall', 'µs', 'lower'],
             ];
       for (const [metric, unit, better] of metrics)
         rows.push({ label, metric, unit, better, baseline: base[metric], addon: addon[metric], ratio: addon[metric] / base[metric], base, addonAll: addon });

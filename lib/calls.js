@@ -10,6 +10,7 @@
 /** @typedef {import('../index.js').ToolContext} ToolContext */
 
 const { callFailure } = require('./errors.js');
+const { port } = require('./hooks.js');
 // The kinds of entry in a batch from takeCompletions(), as the native side writes them, and the
 // native side's words for the refusals made here before a call reaches it.
 const { COMPLETION_PROGRESS, COMPLETION_RESULT, COMPLETION_ERROR_TYPE, abortedMessage, inputNotJsonMessage } = require('./native.js');
@@ -86,7 +87,8 @@ class Calls {
     this.held = on;
     if (on) busy.add(this);
     else busy.delete(this);
-    /** @type {NativeSource} */ (this.native).hold(on);
+    // The port holds the loop while any source has calls in flight (a no-op when unchanged).
+    port.hold(busy.size > 0);
   }
 
   releaseIfIdle() {

@@ -2,15 +2,33 @@
 
 // The JS side's callbacks for one native source (the generated binding's SourceHooks): the host's
 // functions of the config, wrapped so the native side always gets a Promise of text, and the
-// plumbing of the source itself (its wake-up, the in-process bridge, the asks, the tracer).
+// plumbing of the source itself (its wake-up, the in-process bridge, the asks, the tracer); and
+// the port every native source calls them through.
 
 /** @typedef {import('../binding.js').SourceHooks} SourceHooks */
+/**
+ * The functions behind one source's hooks, as the port calls them (by name in HOOKS).
+ * @typedef {object} HookFns
+ * @property {() => void} wake finished calls are waiting in a batch
+ * @property {() => Promise<string>} [headers] `http.headers` as a function
+ * @property {() => Promise<string>} [attach] the in-process bridge connects the host's server...
+ * @property {(text: string) => unknown} [toServer] ...hands it a message...
+ * @property {() => Promise<string>} [detach] ...detaches it...
+ * @property {(text: string) => unknown} [toServerSoon] ...and hands it one on the JS thread
+ * @property {(text: string) => Promise<string>} [oauthAuthorize] `{ url, reason }` to a redirect URL
+ * @property {(key: string) => Promise<string>} [oauthLoad] the store's value as JSON text
+ * @property {(text: string) => Promise<string>} [oauthSave] `{ key, value }`
+ * @property {(name: string) => Promise<string>} [oauthCredential] `assertion` or `subjectToken`
+ * @property {(text: string) => Promise<string>} [ask] what a server asks (lib/asks.js)
+ * @property {(text: string) => Promise<string>} [trace] the request tracer (lib/telemetry.js)
+ */
 /** @typedef {import('../index.js').McpConfig} McpConfig */
 /** @typedef {import('../index.js').OAuthConfig} OAuthConfig */
 /** @typedef {import('./calls.js').Calls} Calls */
 
 const { makeInprocessBridge } = require('./inprocess.js');
 const { makeAsk } = require('./asks.js');
+const binding = require('./native.js');
 
 /** @param {() => unknown} hook */
 function wrapHeaderHook(hook) {
@@ -23,11 +41,11 @@ function wrapHeaderHook(hook) {
  * authorize callback gets `signal`, aborted when the source is closed.
  * @param {OAuthConfig | undefined} oauth
  * @param {() => AbortSignal} signalOf
- * @returns {Pick<SourceHooks, 'oauthAuthorize' | 'oauthLoad' | 'oauthSave' | 'oauthCredential'>}
+ * @returns {Pick<HookFns, 'oauthAuthorize' | 'oauthLoad' | 'oauthSave' | 'oauthCredential'>}
  */
 function wrapOAuth(oauth, signalOf) {
   if (oauth === null || typeof oauth !== 'object') return {};
-  /** @type {Pick<SourceHooks, 'oauthAuthorize' | 'oauthLoad' | 'oauthSave' | 'oauthCredential'>} */
+  /** @type {Pick<HookFns, 'oauthAuthorize' | 'oauthLoad' | 'oauthSave' | 'oauthCredential'>} */
   const out = {};
   if (typeof oauth.authorize === 'function') {
     out.oauthAuthorize = async (text) => {
@@ -88,7 +106,7 @@ function lockTextFor(config) {
  * @param {Calls} calls
  * @param {() => AbortSignal} closing
  * @param {ReturnType<typeof import('./telemetry.js').forSource>} otel
- * @returns {Omit<SourceHooks, 'lockText'>}
+ * @returns {HookFns}
  */
 function sourceHooks(config, transport, calls, closing, otel) {
   const http = config.http;
@@ -112,47 +130,77 @@ function sourceHooks(config, transport, calls, closing, otel) {
   };
 }
 
-// The hooks' names, every function member of SourceHooks.
-/** @type {Array<Exclude<keyof SourceHooks, 'lockText'>>} */
-const HOOKS = [
-  'wake',
-  'headers',
-  'attach',
-  'toServer',
-  'detach',
-  'toServerSoon',
-  'oauthAuthorize',
-  'oauthLoad',
-  'oauthSave',
-  'oauthCredential',
-  'ask',
-  'trace',
-];
+// The hooks' names, in the order the port numbers a source's hooks (`toServerSoon` is called
+// directly, on the JS thread, not through the port).
+/** @type {Array<keyof HookFns>} */
+const HOOKS = ['wake', 'headers', 'attach', 'toServer', 'detach', 'oauthAuthorize', 'oauthLoad', 'oauthSave', 'oauthCredential', 'ask', 'trace'];
 
 /**
- * The hooks as the native source holds them, with the lock text of `config`. It keeps each hook
- * alive as long as it lives itself (a thread-safe function holds its JS function strongly), and
- * it lives as long as its JS wrapper, which the source's own closures hold: hooks that reached
- * the source strongly would make a cycle no collection can break, and every source ever made
- * would stay in memory. So each hook reaches `target` through a WeakRef; the source's closures
- * alone hold it (`Calls.hooks`, while calls are in flight). Once it is collected a hook answers
- * undefined, which the native side takes as a failed hook.
- * @param {Omit<SourceHooks, 'lockText'>} target
+ * The port: one thread-safe function through which every native source calls its hooks here,
+ * found by the source's key (a thread-safe function per hook was a libuv handle each, alive
+ * until its source was collected, and the loop walks every live one at each wake-up). A
+ * source's entry goes when its native wrapper is collected.
+ * @type {Map<number, Array<(text: string) => unknown>>}
+ */
+const registry = new Map();
+const forget = new FinalizationRegistry((/** @type {number} */ key) => registry.delete(key));
+let lastKey = 0;
+/** @param {number} key @param {number} which @param {string} text */
+function dispatch(key, which, text) {
+  const hook = registry.get(key)?.[which];
+  // A source gone answers nothing, which the native side takes as a failed hook.
+  return hook === undefined ? undefined : hook(text);
+}
+/** It also holds Node's event loop while any source has calls in flight (lib/calls.js). */
+const port = new binding.NativePort(dispatch);
+
+/**
+ * The hooks as the native source holds them (its key in the port's registry and the names of
+ * the hooks it has), with the lock text of `config`. The registry keeps each hook alive as long
+ * as the native source's wrapper lives, and that wrapper lives as long as the source's own
+ * closures: hooks that reached the source strongly would make a cycle no collection can break,
+ * and every source ever made would stay in memory. So each hook reaches `target` through a
+ * WeakRef; the source's closures alone hold it (`Calls.hooks`, while calls are in flight). Once
+ * it is collected a hook answers undefined, which the native side takes as a failed hook.
+ * `attached(native)` registers the native source made with them, `dropped()` forgets them when
+ * none could be made.
+ * @param {HookFns} target
  * @param {McpConfig} config
- * @returns {SourceHooks}
  */
 function nativeHooks(target, config) {
   const ref = new WeakRef(target);
-  /** @type {Record<string, (arg: any) => any>} */
-  const hooks = {};
+  /** @param {keyof HookFns} name */
+  const weak = (name) => (/** @type {string} */ arg) => {
+    const live = ref.deref();
+    return live === undefined ? undefined : /** @type {(arg: string) => unknown} */ (live[name])(arg);
+  };
+  /** @type {string[]} */
+  const names = [];
+  /** @type {Array<(text: string) => unknown>} */
+  const fns = [];
   for (const name of HOOKS) {
     if (typeof target[name] !== 'function') continue;
-    hooks[name] = (arg) => {
-      const live = ref.deref();
-      return live === undefined ? undefined : /** @type {(arg: any) => any} */ (live[name])(arg);
-    };
+    names.push(name);
+    fns.push(weak(name));
   }
-  return /** @type {SourceHooks} */ ({ ...hooks, lockText: lockTextFor(config) });
+  do lastKey = lastKey >= 0xffffffff ? 1 : lastKey + 1;
+  while (registry.has(lastKey));
+  const key = lastKey;
+  registry.set(key, fns);
+  /** @type {SourceHooks} */
+  const hooks = {
+    key,
+    hooks: names,
+    toServerSoon: typeof target.toServerSoon === 'function' ? weak('toServerSoon') : undefined,
+    lockText: lockTextFor(config),
+  };
+  return {
+    port,
+    hooks,
+    /** @param {object} native */
+    attached: (native) => forget.register(native, key),
+    dropped: () => registry.delete(key),
+  };
 }
 
-module.exports = { sourceHooks, nativeHooks };
+module.exports = { sourceHooks, nativeHooks, port };

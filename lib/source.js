@@ -97,11 +97,14 @@ function createSource(native, HostConfigError, config, traced) {
   const hooks = sourceHooks(config, checked.transport, calls, closing, otel);
   calls.hooks = hooks;
   let nativeSource;
+  const registered = nativeHooks(hooks, config);
   try {
-    nativeSource = new native.NativeSource(checked, nativeHooks(hooks, config));
+    nativeSource = new native.NativeSource(checked, registered.port, registered.hooks);
   } catch (err) {
+    registered.dropped();
     throw adopt(HostConfigError, err);
   }
+  registered.attached(nativeSource);
   calls.native = nativeSource;
   const id = nativeSource.id;
 

@@ -3,13 +3,14 @@
 //! `tools()`, `close()`, the in-process server's deliveries, and the batches of finished calls.
 
 use super::binding_config::NativeConfig;
+use super::binding_port::NativePort;
 use super::binding_snapshot::NativeSnapshot;
 use super::calls::{Calls, NodeSource};
 use super::completions::Completions;
 use super::connector::{InProcessHooks, NodeConnector};
 use super::environment::environment_children;
 use super::errors::{refusal, to_js_error};
-use super::hooks::{HeaderHook, Hook, JsAskHook, JsBridge, WakeHook};
+use super::hooks::{HeaderHook, JsAskHook, JsBridge, JsHook};
 use super::oauth::NodeOAuthHost;
 use super::tracing::JsTracer;
 use crate::core::config::{Config, Headers, LockSource, Transport};
@@ -20,8 +21,7 @@ use crate::transport::http::{HeaderSource, StaticHeaders};
 use crate::transport::inprocess::Bridge;
 use crate::transport::oauth::OAuth;
 use crate::transport::observe::Inbound;
-use napi::bindgen_prelude::{Env, FunctionRef, Promise, PromiseRaw, Unknown};
-use napi::threadsafe_function::ThreadsafeFunctionCallMode;
+use napi::bindgen_prelude::{Env, FunctionRef, PromiseRaw, Unknown};
 use napi_derive::napi;
 use std::sync::{Arc, Mutex};
 
@@ -30,54 +30,27 @@ pub struct NativeSource {
     source: Arc<NodeSource>,
     inbound: Option<Arc<Mutex<Option<Inbound>>>>,
     calls: Arc<Calls>,
-    wake: Arc<Mutex<WakeHook>>,
 }
 
-/// The JS side's callbacks for one source (lib/hooks.js makes them).
+/// The JS side's callbacks for one source (lib/hooks.js makes them): each is called through the
+/// port (`NativePort`) as `(key, which)`, `which` its index in `hooks`.
 #[napi(object, object_to_js = false)]
 pub struct SourceHooks {
-    /// Wakes the JS side to take a batch of finished calls.
-    #[napi(ts_type = "() => void")]
-    pub wake: WakeHook,
-    /// `http.headers` as a function, wrapped to always return a Promise of the record's text.
-    #[napi(ts_type = "() => Promise<string>")]
-    pub headers: Option<Hook<(), Promise<String>>>,
-    /// The in-process bridge (lib/inprocess.js): connects the host's server to a transport...
-    #[napi(ts_type = "() => Promise<string>")]
-    pub attach: Option<Hook<(), Promise<String>>>,
-    /// ...hands it a message...
-    #[napi(ts_type = "(text: string) => unknown")]
-    pub to_server: Option<Hook<String, Unknown<'static>>>,
-    /// ...detaches it...
-    #[napi(ts_type = "() => Promise<string>")]
-    pub detach: Option<Hook<(), Promise<String>>>,
-    /// ...and hands it a message sent on the JS thread, in a microtask.
+    /// The source's key in the port's registry.
+    pub key: u32,
+    /// The names of the hooks the source has, in the order the port numbers them: `wake`
+    /// (finished calls are waiting in a batch), `headers` (`http.headers` as a function), the
+    /// in-process bridge's `attach`, `toServer` and `detach` (lib/inprocess.js), `http.oauth`'s
+    /// `oauthAuthorize`, `oauthLoad`, `oauthSave` and `oauthCredential`, `ask` (`elicit`,
+    /// `sample` and `roots`, lib/asks.js), and `trace` (lib/telemetry.js, set only while
+    /// tracing). Each but `wake`, `toServer` and `trace`'s end resolves with text.
+    pub hooks: Vec<String>,
+    /// The in-process bridge's delivery on the JS thread, in a microtask (called directly, not
+    /// through the port).
     #[napi(ts_type = "(text: string) => unknown")]
     pub to_server_soon: Option<FunctionRef<String, Unknown<'static>>>,
-    /// `http.oauth.authorize`, wrapped: takes `{ url, reason }` as JSON text, resolves with the
-    /// redirect URL.
-    #[napi(ts_type = "(text: string) => Promise<string>")]
-    pub oauth_authorize: Option<Hook<String, Promise<String>>>,
-    /// `http.oauth.store.load`, wrapped: takes the key, resolves with the value's JSON text.
-    #[napi(ts_type = "(key: string) => Promise<string>")]
-    pub oauth_load: Option<Hook<String, Promise<String>>>,
-    /// `http.oauth.store.save`, wrapped: takes `{ key, value }` as JSON text.
-    #[napi(ts_type = "(text: string) => Promise<string>")]
-    pub oauth_save: Option<Hook<String, Promise<String>>>,
-    /// `elicit`, `sample` and `roots` (a function), wrapped (lib/asks.js): takes the ask as
-    /// JSON text, always resolves with `{"answer"}` or `{"failed"}` as text.
-    #[napi(ts_type = "(text: string) => Promise<string>")]
-    pub ask: Option<Hook<String, Promise<String>>>,
-    /// `http.oauth.assertion` or `http.oauth.tokenExchange.subjectToken` given as a function,
-    /// wrapped: takes the name, resolves with the value.
-    #[napi(ts_type = "(name: string) => Promise<string>")]
-    pub oauth_credential: Option<Hook<String, Promise<String>>>,
     /// `lock` given as the parsed object: its JSON text (a path is read here instead).
     pub lock_text: Option<String>,
-    /// The request tracer (lib/telemetry.js): takes `{ begin, id }` and resolves with
-    /// `{ meta }`, or takes `{ end, error, protocol, session }`; set only while tracing.
-    #[napi(ts_type = "(text: string) => Promise<string>")]
-    pub trace: Option<Hook<String, Promise<String>>>,
 }
 
 #[napi]
@@ -86,22 +59,36 @@ impl NativeSource {
     /// lock that cannot be read or is another source's is a `ConfigError` here, before any
     /// I/O with the server.
     #[napi(constructor, catch_unwind)]
-    pub fn new(env: Env, config: &NativeConfig, hooks: SourceHooks) -> napi::Result<Self, String> {
+    pub fn new(
+        env: Env,
+        config: &NativeConfig,
+        port: &NativePort,
+        hooks: SourceHooks,
+    ) -> napi::Result<Self, String> {
         let SourceHooks {
-            wake,
-            headers,
-            attach,
-            to_server,
-            detach,
+            key,
+            hooks,
             to_server_soon,
-            oauth_authorize,
-            oauth_load,
-            oauth_save,
-            ask,
-            oauth_credential,
             lock_text,
-            trace,
         } = hooks;
+        let hook = |name: &str| {
+            let which = hooks.iter().position(|h| h == name)?;
+            Some(JsHook::new(port.port(), key, which as u32))
+        };
+        let (wake, headers, attach, to_server, detach) = (
+            hook("wake"),
+            hook("headers"),
+            hook("attach"),
+            hook("toServer"),
+            hook("detach"),
+        );
+        let (oauth_authorize, oauth_load, oauth_save, oauth_credential) = (
+            hook("oauthAuthorize"),
+            hook("oauthLoad"),
+            hook("oauthSave"),
+            hook("oauthCredential"),
+        );
+        let (ask, trace) = (hook("ask"), hook("trace"));
         let children = environment_children(env.raw());
         let config = config.config.clone();
         let lock = read_lock(&config, lock_text).map_err(refusal)?;
@@ -116,7 +103,7 @@ impl NativeSource {
                 ..
             } => headers.map(|h| {
                 Arc::new(HeaderHook {
-                    hook: Arc::new(h),
+                    hook: h,
                     secrets: secrets.clone(),
                 }) as Arc<dyn HeaderSource>
             }),
@@ -129,10 +116,10 @@ impl NativeSource {
                 ..
             } => {
                 let host = Arc::new(NodeOAuthHost {
-                    authorize: oauth_authorize.map(Arc::new),
-                    load: oauth_load.map(Arc::new),
-                    save: oauth_save.map(Arc::new),
-                    credential: oauth_credential.map(Arc::new),
+                    authorize: oauth_authorize,
+                    load: oauth_load,
+                    save: oauth_save,
+                    credential: oauth_credential,
                     secrets: secrets.clone(),
                 });
                 Some(
@@ -147,11 +134,8 @@ impl NativeSource {
                 if config.transport == Transport::InProcess =>
             {
                 Some(InProcessHooks {
-                    attach: Arc::new(attach),
-                    bridge: Arc::new(JsBridge {
-                        to_server,
-                        detach: Arc::new(detach),
-                    }),
+                    attach,
+                    bridge: Arc::new(JsBridge { to_server, detach }),
                     inbound: Arc::new(Mutex::new(None)),
                 })
             }
@@ -169,18 +153,13 @@ impl NativeSource {
             inprocess,
             children,
             secrets: secrets.clone(),
-            ask: ask.map(|h| Arc::new(JsAskHook(Arc::new(h))) as Arc<dyn AskHook>),
-            tracer: trace.map(|hook| {
-                Arc::new(JsTracer {
-                    hook: Arc::new(hook),
-                }) as Arc<dyn crate::client::trace::Tracer>
-            }),
+            ask: ask.map(|h| Arc::new(JsAskHook(h)) as Arc<dyn AskHook>),
+            tracer: trace
+                .map(|hook| Arc::new(JsTracer { hook }) as Arc<dyn crate::client::trace::Tracer>),
         });
-        let wake = Arc::new(Mutex::new(wake));
-        let waker = wake.clone();
         let completions = Arc::new(Completions::new(move || {
-            if let Ok(hook) = waker.lock() {
-                hook.call((), ThreadsafeFunctionCallMode::NonBlocking);
+            if let Some(hook) = &wake {
+                hook.fire(String::new());
             }
         }));
         Ok(Self {
@@ -190,24 +169,7 @@ impl NativeSource {
                 completions,
                 direct,
             }),
-            wake,
         })
-    }
-
-    /// Keeps Node's event loop alive while calls are in flight (`true`) and lets it go when
-    /// none are (`false`): a script awaiting a call must not exit before the reply.
-    #[napi(catch_unwind)]
-    #[allow(deprecated)] // `refer`/`unref` are exactly napi_ref/unref_threadsafe_function.
-    pub fn hold(&self, env: Env, held: bool) -> napi::Result<()> {
-        let mut hook = self
-            .wake
-            .lock()
-            .map_err(|_| napi::Error::from_reason("poisoned"))?;
-        if held {
-            hook.refer(&env)
-        } else {
-            hook.unref(&env)
-        }
     }
 
     /// What finished since the last take, as JSON text `[[id, kind, value], ...]` (one

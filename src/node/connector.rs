@@ -1,7 +1,7 @@
 //! How a source connects from Node: the stdio child, the HTTP client (with the host's header
 //! hook), or the host's in-process server object through the JS bridge.
 
-use super::hooks::{settled, Hook, JsBridge};
+use super::hooks::{JsBridge, JsHook};
 use crate::client::trace::Tracer;
 use crate::core::config::{Config, Transport};
 use crate::core::secrets::Secrets;
@@ -14,12 +14,11 @@ use crate::transport::process::Children;
 use crate::transport::stdio::{self, StdioSpec};
 use crate::transport::Wire;
 use futures::future::BoxFuture;
-use napi::bindgen_prelude::Promise;
 use std::sync::{Arc, Mutex};
 
 /// The in-process attachment: `attach()` connects the host's server to a fresh JS transport.
 pub(super) struct InProcessHooks {
-    pub(super) attach: Arc<Hook<(), Promise<String>>>,
+    pub(super) attach: JsHook,
     pub(super) bridge: Arc<JsBridge>,
     /// Where `deliver()` pushes the server's messages; replaced per connection.
     pub(super) inbound: Arc<Mutex<Option<Inbound>>>,
@@ -98,7 +97,10 @@ impl Connector for NodeConnector {
                 let bridge = hooks.bridge.clone();
                 Box::pin(async move {
                     // The very error the server's connect() threw is handed back untouched.
-                    settled(&attach, ()).await.map_err(SourceError::Host)?;
+                    attach
+                        .settled(String::new())
+                        .await
+                        .map_err(SourceError::Host)?;
                     Ok(InProcessWire::new(bridge) as Arc<dyn Wire>)
                 })
             }

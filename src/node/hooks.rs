@@ -1,7 +1,6 @@
-//! The host's JS callbacks as thread-safe functions, none of them fatal or keeping Node alive.
-//!
-//! Every one is weak (it never keeps Node's event loop alive) and not callee-handled, and each
-//! is awaited with `call_async_catch`, so a hook that throws becomes an ordinary error.
+//! The host's JS callbacks as the native side uses them, each a `JsHook` (one hook of one
+//! source, called through its environment's port, `binding_port`): none of them fatal or
+//! keeping Node alive, and a hook that throws or rejects an ordinary error.
 
 use crate::core::config::{header_record, HeaderValue};
 use crate::core::secrets::Secrets;
@@ -9,20 +8,16 @@ use crate::source::{AskHook, HookFailure};
 use crate::transport::http::HeaderSource;
 use crate::transport::inprocess::Bridge;
 use futures::future::BoxFuture;
-use napi::bindgen_prelude::{Promise, Unknown};
-use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::Status;
 use serde_json::Value;
 use std::sync::Arc;
 
-pub type Hook<T, R> = ThreadsafeFunction<T, R, T, Status, false, true>;
-/// Wakes the JS side to take a batch of finished calls.
-pub type WakeHook = Hook<(), Unknown<'static>>;
+pub(super) use super::binding_port::JsHook;
 
 /// `http.headers` as a function: the JS side wraps it so it always returns a Promise of the
 /// record's JSON text. Every value it returns is remembered as a secret.
 pub struct HeaderHook {
-    pub hook: Arc<Hook<(), Promise<String>>>,
+    pub hook: JsHook,
     pub secrets: Arc<Secrets>,
 }
 
@@ -31,7 +26,8 @@ impl HeaderSource for HeaderHook {
         let hook = self.hook.clone();
         let secrets = self.secrets.clone();
         Box::pin(async move {
-            let text = settled(&hook, ())
+            let text = hook
+                .settled(String::new())
                 .await
                 .map_err(|e| format!("mcp: the http.headers hook failed: {}", why_failed(e)))?;
             let record: Value = serde_json::from_str(&text)
@@ -60,15 +56,6 @@ impl HeaderSource for HeaderHook {
     }
 }
 
-/// Calls a host callback and awaits the Promise it returns: the two waits fail alike (it threw,
-/// it rejected, or its promise can never settle).
-pub(super) async fn settled<T>(hook: &Hook<T, Promise<String>>, arg: T) -> napi::Result<String>
-where
-    T: 'static + Send + napi::bindgen_prelude::JsValuesTupleIntoVec,
-{
-    hook.call_async_catch(arg).await?.await
-}
-
 /// Why awaiting a host callback failed: what it threw or rejected with, or that its promise
 /// can never settle (napi cancels the wait when V8 collects such a promise).
 pub(super) fn why_failed(e: napi::Error) -> String {
@@ -83,13 +70,14 @@ pub(super) fn why_failed(e: napi::Error) -> String {
 /// takes the ask as JSON text and always resolves, with `{"answer": ...}` or
 /// `{"failed": "threw" | "aborted"}`; what a hook threw stays on the JS side (the calling
 /// tool's log), never in a message here.
-pub struct JsAskHook(pub Arc<Hook<String, Promise<String>>>);
+pub struct JsAskHook(pub JsHook);
 
 impl AskHook for JsAskHook {
     fn ask(&self, request: String) -> BoxFuture<'static, Result<String, HookFailure>> {
         let hook = self.0.clone();
         Box::pin(async move {
-            let text = settled(&hook, request)
+            let text = hook
+                .settled(request)
                 .await
                 .map_err(|_| HookFailure::Threw)?;
             let mut outcome: serde_json::Map<String, Value> =
@@ -107,16 +95,13 @@ impl AskHook for JsAskHook {
 
 /// The in-process server's side of the bridge (lib/inprocess.js).
 pub struct JsBridge {
-    pub to_server: Hook<String, Unknown<'static>>,
-    pub detach: Arc<Hook<(), Promise<String>>>,
+    pub to_server: JsHook,
+    pub detach: JsHook,
 }
 
 impl Bridge for JsBridge {
     fn to_server(&self, text: String) -> Result<(), String> {
-        match self
-            .to_server
-            .call(text, ThreadsafeFunctionCallMode::NonBlocking)
-        {
+        match self.to_server.fire(text) {
             Status::Ok => Ok(()),
             status => Err(format!("mcp: the in-process server is gone ({status})")),
         }
@@ -125,7 +110,7 @@ impl Bridge for JsBridge {
     fn detach(&self) -> BoxFuture<'static, ()> {
         let hook = self.detach.clone();
         Box::pin(async move {
-            let _ = settled(&hook, ()).await;
+            let _ = hook.settled(String::new()).await;
         })
     }
 }

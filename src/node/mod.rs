@@ -3,6 +3,7 @@
 
 mod binding_config;
 mod binding_policy;
+mod binding_port;
 mod binding_snapshot;
 mod binding_source;
 mod calls;

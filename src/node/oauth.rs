@@ -3,23 +3,22 @@
 //! functions. lib/source.js wraps each so it always returns a Promise of text; every redirect
 //! URL and credential the host hands back is a secret.
 
-use super::hooks::{settled, why_failed, Hook};
+use super::hooks::{why_failed, JsHook};
 use crate::core::secrets::Secrets;
 use crate::transport::oauth::OAuthHost;
 use futures::future::BoxFuture;
-use napi::bindgen_prelude::Promise;
 use serde_json::{json, Value};
 use std::sync::Arc;
 
 pub struct NodeOAuthHost {
     /// `(JSON { url, reason }) => Promise<redirect URL>`.
-    pub authorize: Option<Arc<Hook<String, Promise<String>>>>,
+    pub authorize: Option<JsHook>,
     /// `(key) => Promise<JSON text of the value, "null" when none>`.
-    pub load: Option<Arc<Hook<String, Promise<String>>>>,
+    pub load: Option<JsHook>,
     /// `(JSON { key, value }) => Promise<unknown>`.
-    pub save: Option<Arc<Hook<String, Promise<String>>>>,
+    pub save: Option<JsHook>,
     /// `(name) => Promise<the value of http.oauth.assertion or ...subjectToken>`.
-    pub credential: Option<Arc<Hook<String, Promise<String>>>>,
+    pub credential: Option<JsHook>,
     pub secrets: Arc<Secrets>,
 }
 
@@ -46,7 +45,8 @@ impl OAuthHost for NodeOAuthHost {
                 return Err("mcp: oauth: 'http.oauth.authorize' is not set".into());
             };
             let arg = json!({ "url": url, "reason": reason }).to_string();
-            let redirect = settled(&hook, arg)
+            let redirect = hook
+                .settled(arg)
                 .await
                 .map_err(failed("http.oauth.authorize callback", &secrets))?;
             secrets.remember(&redirect);
@@ -61,7 +61,8 @@ impl OAuthHost for NodeOAuthHost {
             let Some(hook) = hook else {
                 return Ok(None);
             };
-            let text = settled(&hook, key)
+            let text = hook
+                .settled(key)
                 .await
                 .map_err(failed("http.oauth.store's load", &secrets))?;
             Ok(match serde_json::from_str::<Value>(&text) {
@@ -79,7 +80,7 @@ impl OAuthHost for NodeOAuthHost {
                 return Ok(());
             };
             let arg = json!({ "key": key, "value": value }).to_string();
-            settled(&hook, arg)
+            hook.settled(arg)
                 .await
                 .map_err(failed("http.oauth.store's save", &secrets))?;
             Ok(())
@@ -93,7 +94,8 @@ impl OAuthHost for NodeOAuthHost {
             let Some(hook) = hook else {
                 return Err(format!("mcp: oauth: no function for '{name}'"));
             };
-            let value = settled(&hook, name.to_owned())
+            let value = hook
+                .settled(name.to_owned())
                 .await
                 .map_err(failed("http.oauth credential function", &secrets))?;
             secrets.remember_current(name, &value);

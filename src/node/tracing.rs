@@ -1,16 +1,13 @@
 //! The JS side's request tracer (lib/telemetry.js): the opening's and the sweeps' requests
 //! start and end its spans through one hook, which takes a JSON text and resolves with one.
 
-use super::hooks::{settled, Hook};
+use super::hooks::JsHook;
 use crate::client::trace::{meta_members, Ended, Tracer};
 use futures::future::BoxFuture;
-use napi::bindgen_prelude::Promise;
-use napi::threadsafe_function::ThreadsafeFunctionCallMode;
 use serde_json::{json, Map, Value};
-use std::sync::Arc;
 
 pub(super) struct JsTracer {
-    pub(super) hook: Arc<Hook<String, Promise<String>>>,
+    pub(super) hook: JsHook,
 }
 
 impl Tracer for JsTracer {
@@ -20,7 +17,7 @@ impl Tracer for JsTracer {
         let hook = self.hook.clone();
         let text = json!({ "begin": method, "id": id }).to_string();
         Box::pin(async move {
-            let Ok(answer) = settled(&hook, text).await else {
+            let Ok(answer) = hook.settled(text).await else {
                 return Map::new();
             };
             let carrier = serde_json::from_str::<Value>(&answer)
@@ -40,7 +37,6 @@ impl Tracer for JsTracer {
             "session": ended.session,
         })
         .to_string();
-        self.hook
-            .call(text, ThreadsafeFunctionCallMode::NonBlocking);
+        self.hook.fire(text);
     }
 }
