@@ -204,8 +204,8 @@ impl Rpc {
             Some(_) => {
                 let route = Route {
                     version: super::era::MODERN,
-                    method: request.method.to_owned(),
-                    name: request.name.map(str::to_owned),
+                    method: request.method,
+                    name: request.name,
                     params: request.mirrored,
                 };
                 self.wire.send_routed(text, id, route)

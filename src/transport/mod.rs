@@ -42,10 +42,10 @@ const LARGE_BUFFER: usize = 1024 * 1024;
 /// What a transport may mirror of a modern (2026-07-28) request outside its body: streamable
 /// HTTP carries the version, the method and the tool's name in headers, so that intermediaries
 /// route without reading the body. The client says it; the transport needs no era of its own.
-pub struct Route {
+pub struct Route<'a> {
     pub version: &'static str,
-    pub method: String,
-    pub name: Option<String>,
+    pub method: &'a str,
+    pub name: Option<&'a str>,
     /// `Mcp-Param-*` headers (lower-case names) and their values, as the tool declared them.
     pub params: Vec<(String, String)>,
 }
@@ -56,7 +56,13 @@ pub trait Wire: Send + Sync {
     /// transport that cannot deliver a request answers it there with an error response.
     fn send(&self, message: String, request_id: Option<u64>) -> Result<(), String>;
     /// `send` for a modern request, with what its transport may mirror of it.
-    fn send_routed(&self, message: String, request_id: u64, _route: Route) -> Result<(), String> {
+    /// Borrowed: a transport that mirrors nothing (a pipe) copies nothing of it.
+    fn send_routed(
+        &self,
+        message: String,
+        request_id: u64,
+        _route: Route<'_>,
+    ) -> Result<(), String> {
         self.send(message, Some(request_id))
     }
     /// Sends the `notifications/initialized` text once the handshake agreed on a protocol

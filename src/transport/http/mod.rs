@@ -288,14 +288,15 @@ impl Shared {
         accept: &'static str,
         last_id: Option<&str>,
         opening: bool,
-        route: Option<&Route>,
+        route: Option<&HeaderMap>,
     ) -> Result<reqwest::Response, Failure> {
         let mut recoveries = 0;
         loop {
             let method = if body.is_some() { "POST" } else { "GET" };
             let (mut headers, presented) = self.request_headers(accept, method).await?;
-            if let Some(route) = route {
-                route_headers(&mut headers, route);
+            // The request-metadata headers win over the host's.
+            for (name, value) in route.into_iter().flatten() {
+                headers.insert(name.clone(), value.clone());
             }
             if let Some(id) = last_id.and_then(|v| HeaderValue::from_str(v).ok()) {
                 headers.insert(LAST_EVENT_ID, id);
@@ -350,7 +351,7 @@ impl Shared {
         body: String,
         request_id: Option<u64>,
         opening: bool,
-        route: Option<Route>,
+        route: Option<HeaderMap>,
     ) {
         let fail = |failure: Failure| {
             if let Some(id) = request_id {
@@ -466,18 +467,20 @@ impl Shared {
     }
 }
 
-/// The request-metadata headers of a modern request; they win over the host's. A name that is
-/// not plain printable ASCII travels in the `=?base64?…?=` form.
-fn route_headers(headers: &mut HeaderMap, route: &Route) {
+/// The request-metadata headers of a modern request (made when it is sent, so the route can be
+/// borrowed); they win over the host's. A name that is not plain printable ASCII travels in the
+/// `=?base64?…?=` form.
+fn route_headers(route: &Route<'_>) -> HeaderMap {
+    let mut headers = HeaderMap::new();
     headers.insert(PROTOCOL, HeaderValue::from_static(route.version));
-    if let Ok(method) = HeaderValue::from_str(&route.method) {
+    if let Ok(method) = HeaderValue::from_str(route.method) {
         headers.insert(MCP_METHOD, method);
     }
     let encoded = |value: &str| match needs_encoding(value) {
         false => HeaderValue::from_str(value),
         true => HeaderValue::from_str(&format!("=?base64?{}?=", STANDARD.encode(value))),
     };
-    if let Some(Ok(name)) = route.name.as_deref().map(encoded) {
+    if let Some(Ok(name)) = route.name.map(encoded) {
         headers.insert(MCP_NAME, name);
     }
     for (name, value) in &route.params {
@@ -485,6 +488,7 @@ fn route_headers(headers: &mut HeaderMap, route: &Route) {
             headers.insert(name, value);
         }
     }
+    headers
 }
 
 fn content_type(response: &reqwest::Response) -> String {
@@ -512,11 +516,18 @@ impl Wire for HttpWire {
     }
 
     /// A modern request opens no session: nothing to wait for at close.
-    fn send_routed(&self, message: String, request_id: u64, route: Route) -> Result<(), String> {
-        let post = self
-            .shared
-            .clone()
-            .post(message, Some(request_id), false, Some(route));
+    fn send_routed(
+        &self,
+        message: String,
+        request_id: u64,
+        route: Route<'_>,
+    ) -> Result<(), String> {
+        let post = self.shared.clone().post(
+            message,
+            Some(request_id),
+            false,
+            Some(route_headers(&route)),
+        );
         let handle = self.shared.spawn(post);
         let mut streams = lock(&self.shared.streams);
         streams.retain(|_, h| !h.is_finished());
