@@ -78,14 +78,19 @@ describe(`soak: ${SOAK} tools()/close() cycles per transport`, () => {
     const inner = buildServer();
     const kept: unknown[] = [];
     const server = { connect: async (t: any) => (kept.push(t), inner.connect(t)) };
-    const cycles = SOAK === 1000 ? 5000 : 1000;
+    const full = SOAK === 1000;
+    const cycles = full ? 5000 : 1000;
     const once = async () => {
       const source = mcp({ transport: 'inprocess', server });
       const defs = await source.tools(session);
       if (defs.length !== 4) throw new Error('lost a tool');
       await source.close();
     };
-    for (let i = 0; i < 50; i++) await once();
+    // The first thousand cycles of a process grow it by 12 to 20 MB whatever the client (the
+    // SDK's own client as much: V8's code and caches, the allocators' working sets), then it
+    // stays flat; the full soak measures from there, the shorter ones bound a leak per cycle.
+    const warm = full ? 1000 : 50;
+    for (let i = 0; i < warm; i++) await once();
     // Native memory is freed by finalizers, which run after a collection, on a later turn:
     // collect and wait, a few times over.
     const settle = async () => {
@@ -103,16 +108,22 @@ describe(`soak: ${SOAK} tools()/close() cycles per transport`, () => {
     // RSS outside V8's heap: V8 sizes its young generation to the allocation rate (up to 32 MB
     // of semi-spaces), which RSS shows but which is no retention of ours.
     const nativeMb = mb(end.rss - end.heapTotal - (start.rss - start.heapTotal));
-    console.log(`soak in-process, fresh sources x${cycles} (transports kept): ${JSON.stringify({ heapMb, nativeMb, rssMb: mb(end.rss - start.rss) })}`);
-    expect(kept.length).toBe(cycles + 50);
+    const rssMb = mb(end.rss - start.rss);
+    console.log(`soak in-process, fresh sources x${cycles} after ${warm} (transports kept): ${JSON.stringify({ heapMb, nativeMb, rssMb })}`);
+    expect(kept.length).toBe(cycles + warm);
     // The kept transports themselves (and what the server hung on them) stay: 1 to 2 KB each
     // here. A kept transport that retained its source left 3.6 MB per 1,000 cycles.
-    expect(heapMb).toBeLessThanOrEqual(cycles === 5000 ? 5 : 2.5);
-    // Outside V8's heap: a plateau, not a cost per cycle (a plain host: 11 to 13 MB after 1,000,
-    // 5,000 and 10,000 cycles alike; in this runner's worker about 24 MB after 1,000 and after
-    // 5,000). RSS itself moves with the size V8 gives its young generation. A bound against a
-    // native leak per cycle, above the 10 MB the reliability issue asks for.
-    expect(nativeMb).toBeLessThanOrEqual(40);
+    expect(heapMb).toBeLessThanOrEqual(full ? 5 : 2.5);
+    if (full) {
+      // From a steady process, 5,000 cycles: at most 10 MB more resident, all of it counted
+      // (4 KB of native memory lost per source shows as 26 MB).
+      expect(rssMb).toBeLessThanOrEqual(10);
+    } else {
+      // From a short warm-up: the process's own first growth is in it (a plain host: 11 to
+      // 13 MB after 1,000 cycles; in this runner's worker about 24 MB). A bound against a
+      // native leak per cycle.
+      expect(nativeMb).toBeLessThanOrEqual(40);
+    }
   }, 600_000);
 
   // libuv walks every live async handle (a thread-safe function is one) at each wake-up of the
