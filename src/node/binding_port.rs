@@ -6,7 +6,7 @@
 //! walks every live one each time any of them wakes the loop. Per-source functions lived until
 //! the source's wrapper was collected, so sources opened and closed by the thousand (an
 //! in-process server per task) left thousands of handles between two collections, and every
-//! reply's wake-up walked them all: a fifth of the JS thread's time in such a loop.
+//! reply's wake-up walked them all: a fifth of all the process's time in such a loop.
 
 use napi::bindgen_prelude::{Env, FnArgs, Promise};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};

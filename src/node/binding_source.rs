@@ -75,8 +75,14 @@ impl NativeSource {
             let which = hooks.iter().position(|h| h == name)?;
             Some(JsHook::new(port.port(), key, which as u32))
         };
-        let (wake, headers, attach, to_server, detach) = (
-            hook("wake"),
+        // Finished calls reach the JS side only through it.
+        let Some(wake) = hook("wake") else {
+            return Err(napi::Error::new(
+                "GenericFailure".to_owned(),
+                "mcp: a source's hooks must have 'wake'",
+            ));
+        };
+        let (headers, attach, to_server, detach) = (
             hook("headers"),
             hook("attach"),
             hook("toServer"),
@@ -158,9 +164,7 @@ impl NativeSource {
                 .map(|hook| Arc::new(JsTracer { hook }) as Arc<dyn crate::client::trace::Tracer>),
         });
         let completions = Arc::new(Completions::new(move || {
-            if let Some(hook) = &wake {
-                hook.fire(String::new());
-            }
+            wake.fire(String::new());
         }));
         Ok(Self {
             source: Source::new(config, connector, secrets, lock),
