@@ -99,12 +99,48 @@ impl Connection {
     }
 }
 
-/// Runs a wire's release on a task of its own and waits for it. Whoever waits may be dropped
-/// half-way (a `select!` that another branch won, a connect that `close()` overtook); the
-/// release must still reach its end, or a child would be left killed but unreaped, its process
-/// group still registered for a later kill.
+/// Runs a wire's release to its end. Whoever waits may be dropped half-way (a `select!` that
+/// another branch won, a connect that `close()` overtook); the release must still reach its
+/// end, or a child would be left killed but unreaped, its process group still registered for a
+/// later kill. It is polled where it is awaited, and only what is left of it when its waiter is
+/// dropped goes on as a task of its own: a task for every release was two more crossings
+/// between threads in every `close()`.
 pub(super) async fn to_the_end(release: BoxFuture<'static, ()>) {
-    let _ = tokio::spawn(release).await;
+    ToTheEnd(Some(release)).await
+}
+
+struct ToTheEnd(Option<BoxFuture<'static, ()>>);
+
+impl std::future::Future for ToTheEnd {
+    type Output = ();
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        use std::task::Poll;
+        let Some(release) = self.0.as_mut() else {
+            return Poll::Ready(());
+        };
+        // A release that panics ends there, as it did on a task of its own.
+        let polled =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| release.as_mut().poll(cx)));
+        match polled {
+            Ok(Poll::Pending) => Poll::Pending,
+            Ok(Poll::Ready(())) | Err(_) => {
+                self.0 = None;
+                Poll::Ready(())
+            }
+        }
+    }
+}
+
+impl Drop for ToTheEnd {
+    fn drop(&mut self) {
+        if let (Some(rest), Ok(runtime)) = (self.0.take(), tokio::runtime::Handle::try_current()) {
+            runtime.spawn(rest);
+        }
+    }
 }
 
 impl<C: Connector> Source<C> {

@@ -259,36 +259,44 @@ impl<C: Connector> Source<C> {
         let generation = self.drift.generation();
         // Each page is admitted while the server works on the next one, on one thread off the
         // async workers (canonicalization and validator compiles are CPU work), in page order;
-        // admission reports the refusal the original reports first (admit.rs says which).
-        let (pages, admitting) = std::sync::mpsc::channel::<(u64, Vec<Value>)>();
+        // admission reports the refusal the original reports first (admit.rs says which). A
+        // list of one short page is admitted here once it is in (a few hundred microseconds
+        // at most), without the two crossings to the blocking pool and back.
         let sweep_failed = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let modern = matches!(conn.era.get(), Some(Era::Modern { .. }));
         let pins = self.lock.clone().map(|lock| {
             Arc::new(move |name: &str, contract: &Value| lock.pins(name, contract))
                 as crate::core::admit::Pinned
         });
-        let mut admission =
+        let admission =
             Admission::new(self.config.clone(), sweep_failed.clone(), modern).pinned_by(pins);
-        let admission = tokio::task::spawn_blocking(move || {
-            for (page, tools) in admitting {
-                admission.page(page, tools);
-            }
-            admission
-        });
+        let mut admitting = Some(Admitting::Held(Box::new(admission), Vec::new()));
         let mut listed = 0;
         let swept = self
             .sweep(&conn, |page| {
                 listed += 1;
-                let _ = pages.send((listed, page));
+                admitting = admitting.take().map(|a| a.page(listed, page));
             })
             .await;
         if swept.is_err() {
             sweep_failed.store(true, std::sync::atomic::Ordering::Relaxed);
         }
-        drop(pages);
-        let admitted = admission
-            .await
-            .map_err(|_| SourceError::Failed("mcp: admission of the tool list panicked".into()))?;
+        let admitted = match admitting {
+            Some(Admitting::Held(mut admission, held)) => {
+                for (page, tools) in held {
+                    admission.page(page, tools);
+                }
+                *admission
+            }
+            Some(Admitting::Spawned(pages, admission)) => {
+                drop(pages);
+                admission.await.map_err(|_| {
+                    SourceError::Failed("mcp: admission of the tool list panicked".into())
+                })?
+            }
+            // Every page hands admission back; a typed failure rather than a panic regardless.
+            None => return Err(SourceError::Failed("mcp: admission was lost".into())),
+        };
         let mut admitted = admitted;
         let left_out = admitted.take_left_out();
         let tools = admitted
@@ -347,6 +355,48 @@ impl<C: Connector> Source<C> {
         state.snapshot = None;
         *lock(&self.report) = None;
         self.drift.reset();
+    }
+}
+
+/// The longest single page admitted on the async worker that swept it.
+const INLINE_ADMISSION: usize = 32;
+
+/// Where a sweep's pages go: held while they are one short page, else to admission on a
+/// blocking thread as they come.
+enum Admitting {
+    Held(Box<Admission>, Vec<(u64, Vec<Value>)>),
+    Spawned(
+        std::sync::mpsc::Sender<(u64, Vec<Value>)>,
+        tokio::task::JoinHandle<Admission>,
+    ),
+}
+
+impl Admitting {
+    fn page(self, page: u64, tools: Vec<Value>) -> Self {
+        match self {
+            Admitting::Held(admission, mut held) => {
+                held.push((page, tools));
+                if held.len() == 1 && held[0].1.len() <= INLINE_ADMISSION {
+                    return Admitting::Held(admission, held);
+                }
+                let (pages, admitting) = std::sync::mpsc::channel::<(u64, Vec<Value>)>();
+                for page in held {
+                    let _ = pages.send(page);
+                }
+                let mut admission = *admission;
+                let handle = tokio::task::spawn_blocking(move || {
+                    for (page, tools) in admitting {
+                        admission.page(page, tools);
+                    }
+                    admission
+                });
+                Admitting::Spawned(pages, handle)
+            }
+            Admitting::Spawned(pages, handle) => {
+                let _ = pages.send((page, tools));
+                Admitting::Spawned(pages, handle)
+            }
+        }
     }
 }
 
