@@ -260,7 +260,7 @@ impl<C: Connector> Source<C> {
         // Each page is admitted while the server works on the next one, on one thread off the
         // async workers (canonicalization and validator compiles are CPU work), in page order;
         // admission reports the refusal the original reports first (admit.rs says which). A
-        // list of one short page is admitted here once it is in (a few hundred microseconds
+        // list of one small page is admitted here once it is in (a few hundred microseconds
         // at most), without the two crossings to the blocking pool and back.
         let sweep_failed = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let modern = matches!(conn.era.get(), Some(Era::Modern { .. }));
@@ -358,8 +358,28 @@ impl<C: Connector> Source<C> {
     }
 }
 
-/// The longest single page admitted on the async worker that swept it.
+/// The largest single page admitted on the async worker that swept it: so many tools, and so
+/// many JSON values in all (a hostile server's few tools with huge schemas go to the pool).
 const INLINE_ADMISSION: usize = 32;
+const INLINE_VALUES: usize = 8192;
+
+/// Whether `tools` hold at most `budget` JSON values, counted until the budget runs out.
+fn within(tools: &[Value], budget: usize) -> bool {
+    let mut left = budget;
+    let mut stack: Vec<&Value> = tools.iter().collect();
+    while let Some(value) = stack.pop() {
+        let Some(rest) = left.checked_sub(1) else {
+            return false;
+        };
+        left = rest;
+        match value {
+            Value::Array(items) => stack.extend(items),
+            Value::Object(members) => stack.extend(members.values()),
+            _ => {}
+        }
+    }
+    true
+}
 
 /// Where a sweep's pages go: held while they are one short page, else to admission on a
 /// blocking thread as they come.
@@ -376,7 +396,10 @@ impl Admitting {
         match self {
             Admitting::Held(admission, mut held) => {
                 held.push((page, tools));
-                if held.len() == 1 && held[0].1.len() <= INLINE_ADMISSION {
+                if held.len() == 1
+                    && held[0].1.len() <= INLINE_ADMISSION
+                    && within(&held[0].1, INLINE_VALUES)
+                {
                     return Admitting::Held(admission, held);
                 }
                 let (pages, admitting) = std::sync::mpsc::channel::<(u64, Vec<Value>)>();

@@ -322,3 +322,13 @@ async fn a_dead_connection_invalidates_its_list_and_the_next_call_reconnects() {
     assert_eq!(script.opens.load(SeqCst), 2);
     source.close().await;
 }
+
+#[test]
+fn a_page_is_small_enough_to_admit_inline_by_its_count_of_values() {
+    let tool = serde_json::json!({"name": "t", "inputSchema": {"type": "object", "properties": {"a": {"type": "string"}}}});
+    // 7 values: the tool, its name, the schema, its type, properties, a, a's type.
+    assert!(super::within(std::slice::from_ref(&tool), 7));
+    assert!(!super::within(std::slice::from_ref(&tool), 6));
+    let huge = serde_json::json!({"inputSchema": {"enum": vec![1; 10_000]}});
+    assert!(!super::within(&[huge], super::INLINE_VALUES));
+}
