@@ -244,6 +244,20 @@ describe('in-process connect', () => {
     await source.close();
   });
 
+  it('times out a connect whose never-settling promise is collected meanwhile', async () => {
+    // Nothing references the promise: a collection in the wait drops it unsettled.
+    const source = mcp({ transport: 'inprocess', server: { connect: () => new Promise(() => {}) }, timeouts: { connectMs: 300 } });
+    const pending = source.tools(session).catch((e) => e);
+    for (let i = 0; i < 5; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      (globalThis as { gc?: () => void }).gc?.();
+    }
+    const err = await pending;
+    expect(err).toBeInstanceOf(ConfigError);
+    expect(err.message).toBe("mcp: connect to 'mcp:inprocess' timed out after 300ms");
+    await source.close();
+  });
+
   it('close() does not wait for a connect in progress', async () => {
     let transport: any;
     const source = mcp({

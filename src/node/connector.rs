@@ -1,7 +1,7 @@
 //! How a source connects from Node: the stdio child, the HTTP client (with the host's header
 //! hook), or the host's in-process server object through the JS bridge.
 
-use super::hooks::{JsBridge, JsHook};
+use super::hooks::{never_settles, JsBridge, JsHook};
 use crate::client::trace::Tracer;
 use crate::core::config::{Config, Transport};
 use crate::core::secrets::Secrets;
@@ -96,11 +96,14 @@ impl Connector for NodeConnector {
                 let attach = hooks.attach.clone();
                 let bridge = hooks.bridge.clone();
                 Box::pin(async move {
-                    // The very error the server's connect() threw is handed back untouched.
-                    attach
-                        .settled(String::new())
-                        .await
-                        .map_err(SourceError::Host)?;
+                    // The very error the server's connect() threw is handed back untouched. A
+                    // connect() whose promise was collected unsettled never ends: the connect
+                    // timeout does (it is not the host's error, and napi's words are no answer).
+                    match attach.settled(String::new()).await {
+                        Ok(_) => {}
+                        Err(e) if never_settles(&e) => std::future::pending::<()>().await,
+                        Err(e) => return Err(SourceError::Host(e)),
+                    }
                     Ok(InProcessWire::new(bridge) as Arc<dyn Wire>)
                 })
             }

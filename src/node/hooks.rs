@@ -59,11 +59,16 @@ impl HeaderSource for HeaderHook {
 /// Why awaiting a host callback failed: what it threw or rejected with, or that its promise
 /// can never settle (napi cancels the wait when V8 collects such a promise).
 pub(super) fn why_failed(e: napi::Error) -> String {
-    if e.reason.contains("canceled") {
+    if never_settles(&e) {
         "its promise was collected without ever settling".to_owned()
     } else {
         e.reason
     }
+}
+
+/// The promise a hook returned was collected without settling: it never will.
+pub(super) fn never_settles(e: &napi::Error) -> bool {
+    e.reason.contains("canceled")
 }
 
 /// `elicit`, `sample` and `roots` as the JS side wraps them (lib/asks.js): one callback that
