@@ -166,6 +166,33 @@ describe('children die with the host, however it ends', () => {
   });
 });
 
+describe("the host's event loop and an in-process import", () => {
+  it('stays alive while an in-process tools() is under way, with nothing else holding it', async () => {
+    // The import is polled on the JS thread; only its hold on the loop keeps the host from
+    // exiting before the connect timeout answers.
+    const r = await runHost(`
+      const s = mcp({ transport: 'inprocess', server: { connect: () => new Promise(() => {}) }, timeouts: { connectMs: 300 } });
+      s.tools({ runId: 'r' }).then(() => console.log('listed'), (e) => console.log('refused:', e.message)).then(() => s.close()).then(() => console.log('closed'));
+    `);
+    expect(r.code).toBe(0);
+    expect(r.out).toContain("refused: mcp: connect to 'mcp:inprocess' timed out after 300ms");
+    expect(r.out).toContain('closed');
+  });
+
+  it('lets the host exit once an in-process source is closed', async () => {
+    const r = await runHost(`
+      const { McpServer } = require('@modelcontextprotocol/sdk/server/mcp.js');
+      const server = new McpServer({ name: 'held', version: '1.0.0' });
+      server.registerTool('one', {}, async () => ({ content: [{ type: 'text', text: 'x' }] }));
+      const s = mcp({ transport: 'inprocess', server });
+      s.tools({ runId: 'r' }).then((defs) => console.log('tools', defs.length)).then(() => s.close()).then(() => console.log('closed'));
+    `);
+    expect(r.code).toBe(0);
+    expect(r.out).toContain('tools 1');
+    expect(r.out).toContain('closed');
+  });
+});
+
 describe('the leak probe of the test suite', () => {
   it('finds a child left behind on purpose, whichever thread forked it', async () => {
     const before = liveChildren();

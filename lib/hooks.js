@@ -147,12 +147,14 @@ const forget = new FinalizationRegistry((/** @type {number} */ key) => registry.
 let lastKey = 0;
 /** @param {number} key @param {number} which @param {string} text */
 function dispatch(key, which, text) {
+  // Key 0 is no source's: native tasks polled on this thread were woken (src/node/local.rs).
+  if (key === 0) return port.drain();
   const hook = registry.get(key)?.[which];
   // A source gone answers nothing, which the native side takes as a failed hook.
   return hook === undefined ? undefined : hook(text);
 }
 /** It also holds Node's event loop while any source has calls in flight (lib/calls.js). */
-const port = new binding.NativePort(dispatch);
+const port = new binding.NativePort(dispatch, dispatch);
 
 /**
  * The hooks as the native source holds them (its key in the port's registry and the names of

@@ -8,11 +8,12 @@
 //! in-process server per task) left thousands of handles between two collections, and every
 //! reply's wake-up walked them all: a fifth of all the process's time in such a loop.
 
-use napi::bindgen_prelude::{Env, FnArgs, Promise};
+use crate::sync::lock;
+use napi::bindgen_prelude::{Env, FnArgs, FunctionRef, Promise, Unknown};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{sys, Status};
 use napi_derive::napi;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// `(key, which, text)`: the source's key, the index of the hook among those it registered,
 /// and the hook's argument ("" for those that take none).
@@ -25,6 +26,79 @@ pub(super) type PortFn = ThreadsafeFunction<Args, Promise<String>, Args, Status,
 
 pub(super) struct Port {
     tsfn: PortFn,
+    /// The same dispatch, called on the JS thread (`local`'s hooks fired while polling).
+    here: FunctionRef<Args, Unknown<'static>>,
+    /// Tasks polled on this environment's JS thread (`local`).
+    pub(super) local: super::local::Queue,
+    /// What holds the event loop: calls in flight (lib/calls.js) or unfinished local tasks
+    /// (which a spawned future held before, through napi-rs's own function). Changed only on
+    /// the JS thread.
+    holds: Mutex<Holds>,
+}
+
+#[derive(Default)]
+struct Holds {
+    calls: bool,
+    local: usize,
+    applied: bool,
+}
+
+impl Port {
+    /// Asks the JS thread to drain the local tasks: `(0, 0, "")`, a key no source has.
+    pub(super) fn fire_drain(&self) {
+        self.tsfn.call(
+            FnArgs::from((0, 0, String::new())),
+            ThreadsafeFunctionCallMode::NonBlocking,
+        );
+    }
+
+    /// Calls a fire-and-forget hook on the JS thread, now. What it throws is dropped, as the
+    /// port would (those hooks never throw).
+    pub(super) fn fire_here(&self, env: &Env, (key, which, text): (u32, u32, String)) {
+        let called = self
+            .here
+            .borrow_back(env)
+            .and_then(|f| f.call(FnArgs::from((key, which, text))));
+        if called.is_err() {
+            let mut thrown = std::ptr::null_mut();
+            // SAFETY: `env` is the live env of the napi call this runs in, on its JS thread;
+            // `thrown` is a local the call writes.
+            unsafe { sys::napi_get_and_clear_last_exception(env.raw(), &mut thrown) };
+        }
+    }
+
+    /// One more (`1`) or one fewer (`-1`) unfinished local task.
+    pub(super) fn hold_local(&self, env: &Env, delta: isize) -> napi::Result<()> {
+        let mut holds = lock(&self.holds);
+        holds.local = holds.local.saturating_add_signed(delta);
+        self.apply(env, &mut holds)
+    }
+
+    fn apply(&self, env: &Env, holds: &mut Holds) -> napi::Result<()> {
+        let wanted = holds.calls || holds.local > 0;
+        if holds.applied == wanted || self.tsfn.aborted() {
+            return Ok(());
+        }
+        let raw = self.tsfn.raw();
+        // SAFETY: `env` is the live env of this call, on its JS thread, and `raw` is this
+        // port's thread-safe function, which is not aborted (checked just above, on the same
+        // thread that would abort it at the environment's teardown) and not released (the
+        // port owns it). napi-rs's own ref/unref need `&mut` of a function every runtime
+        // thread calls through a shared `Arc`; its `referred` flag is not read on this path.
+        let status = unsafe {
+            match wanted {
+                true => sys::napi_ref_threadsafe_function(env.raw(), raw),
+                false => sys::napi_unref_threadsafe_function(env.raw(), raw),
+            }
+        };
+        if status != sys::Status::napi_ok {
+            return Err(napi::Error::from_reason(format!(
+                "mcp: the event-loop hold failed ({status})"
+            )));
+        }
+        holds.applied = wanted;
+        Ok(())
+    }
 }
 
 /// One hook of one source, as the native side calls it.
@@ -47,10 +121,13 @@ impl JsHook {
     /// Calls the hook without waiting for it (what it returns is dropped). The JS side's
     /// fire-and-forget hooks never throw: a throw here would be an uncaught exception.
     pub(crate) fn fire(&self, text: String) -> Status {
-        self.port.tsfn.call(
-            FnArgs::from((self.key, self.which, text)),
-            ThreadsafeFunctionCallMode::NonBlocking,
-        )
+        match super::local::defer_fire(&self.port, (self.key, self.which, text)) {
+            None => Status::Ok,
+            Some(fire) => self
+                .port
+                .tsfn
+                .call(FnArgs::from(fire), ThreadsafeFunctionCallMode::NonBlocking),
+        }
     }
 
     /// Calls the hook and awaits the Promise it returns: the two waits fail alike (it threw,
@@ -67,7 +144,6 @@ impl JsHook {
 #[napi]
 pub struct NativePort {
     port: Arc<Port>,
-    held: bool,
 }
 
 #[napi]
@@ -75,40 +151,32 @@ impl NativePort {
     #[napi(
         constructor,
         catch_unwind,
-        ts_args_type = "dispatch: (key: number, which: number, text: string) => unknown"
+        ts_args_type = "dispatch: (key: number, which: number, text: string) => unknown, here: (key: number, which: number, text: string) => unknown"
     )]
-    pub fn new(dispatch: PortFn) -> Self {
+    /// `here` is `dispatch` again, as the JS thread calls it directly.
+    pub fn new(dispatch: PortFn, here: FunctionRef<Args, Unknown<'static>>) -> Self {
         Self {
-            port: Arc::new(Port { tsfn: dispatch }),
-            held: false,
+            port: Arc::new(Port {
+                tsfn: dispatch,
+                here,
+                local: Default::default(),
+                holds: Default::default(),
+            }),
         }
     }
 
     /// Keeps Node's event loop alive (`true`: some source has calls in flight) or lets it go.
     #[napi(catch_unwind)]
-    pub fn hold(&mut self, env: Env, held: bool) -> napi::Result<()> {
-        if self.held == held || self.port.tsfn.aborted() {
-            return Ok(());
-        }
-        let raw = self.port.tsfn.raw();
-        // SAFETY: `env` is the live env of this call, on its JS thread, and `raw` is this
-        // port's thread-safe function, which is not aborted (checked just above, on the same
-        // thread that would abort it at the environment's teardown) and not released (the
-        // port owns it). napi-rs's own ref/unref need `&mut` of a function every runtime
-        // thread calls through a shared `Arc`; its `referred` flag is not read on this path.
-        let status = unsafe {
-            match held {
-                true => sys::napi_ref_threadsafe_function(env.raw(), raw),
-                false => sys::napi_unref_threadsafe_function(env.raw(), raw),
-            }
-        };
-        if status != sys::Status::napi_ok {
-            return Err(napi::Error::from_reason(format!(
-                "mcp: the event-loop hold failed ({status})"
-            )));
-        }
-        self.held = held;
-        Ok(())
+    pub fn hold(&self, env: Env, held: bool) -> napi::Result<()> {
+        let mut holds = lock(&self.port.holds);
+        holds.calls = held;
+        self.port.apply(&env, &mut holds)
+    }
+
+    /// Polls the local tasks that were woken (the dispatch of `(0, 0, "")`).
+    #[napi(catch_unwind)]
+    pub fn drain(&self, env: Env) {
+        super::local::drain(&env, &self.port);
     }
 }
 

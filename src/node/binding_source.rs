@@ -3,7 +3,7 @@
 //! `tools()`, `close()`, the in-process server's deliveries, and the batches of finished calls.
 
 use super::binding_config::NativeConfig;
-use super::binding_port::NativePort;
+use super::binding_port::{NativePort, Port};
 use super::binding_snapshot::NativeSnapshot;
 use super::calls::{Calls, NodeSource};
 use super::completions::Completions;
@@ -11,17 +11,19 @@ use super::connector::{InProcessHooks, NodeConnector};
 use super::environment::environment_children;
 use super::errors::{refusal, to_js_error};
 use super::hooks::{HeaderHook, JsAskHook, JsBridge, JsHook};
+use super::local::{self, Settle};
 use super::oauth::NodeOAuthHost;
 use super::tracing::JsTracer;
 use crate::core::config::{Config, Headers, LockSource, Transport};
 use crate::core::lock::{self, Lock};
 use crate::core::secrets::Secrets;
 use crate::source::{AskHook, Source};
+use crate::sync::lock;
 use crate::transport::http::{HeaderSource, StaticHeaders};
 use crate::transport::inprocess::Bridge;
 use crate::transport::oauth::OAuth;
 use crate::transport::observe::Inbound;
-use napi::bindgen_prelude::{Env, FunctionRef, PromiseRaw, Unknown};
+use napi::bindgen_prelude::{Env, FunctionRef, PromiseRaw, ToNapiValue, Unknown};
 use napi_derive::napi;
 use std::sync::{Arc, Mutex};
 
@@ -30,6 +32,9 @@ pub struct NativeSource {
     source: Arc<NodeSource>,
     inbound: Option<Arc<Mutex<Option<Inbound>>>>,
     calls: Arc<Calls>,
+    /// Its environment's port: an in-process source's `tools()` and `close()` are polled on
+    /// the JS thread through it (`local`).
+    port: Arc<Port>,
 }
 
 /// The JS side's callbacks for one source (lib/hooks.js makes them): each is called through the
@@ -173,6 +178,7 @@ impl NativeSource {
                 completions,
                 direct,
             }),
+            port: port.port().clone(),
         })
     }
 
@@ -208,6 +214,24 @@ impl NativeSource {
         let source = self.source.clone();
         let sweeping = self.source.clone();
         let calls = self.calls.clone();
+        if self.is_local() {
+            let future = async move {
+                let outcome = sweeping.tools().await;
+                Box::new(move |env: &Env| match outcome {
+                    Ok(snapshot) => {
+                        let snapshot = NativeSnapshot {
+                            source,
+                            snapshot,
+                            calls,
+                        };
+                        // SAFETY: `env` is the live env of the drain this settles in.
+                        unsafe { ToNapiValue::to_napi_value(env.raw(), snapshot) }
+                    }
+                    Err(e) => Err(to_js_error(env, e)),
+                }) as Settle
+            };
+            return self.spawn_local(env, Box::pin(future));
+        }
         env.spawn_future_with_callback(
             async move { Ok(sweeping.tools().await) },
             move |env, outcome| match outcome {
@@ -225,6 +249,13 @@ impl NativeSource {
     #[napi(ts_return_type = "Promise<void>")]
     pub fn close<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
         let source = self.source.clone();
+        if self.is_local() {
+            let future = async move {
+                source.close().await;
+                Box::new(|env: &Env| super::js::undefined(env.raw())) as Settle
+            };
+            return self.spawn_local(env, Box::pin(future));
+        }
         env.spawn_future(async move {
             source.close().await;
             Ok(())
@@ -237,11 +268,22 @@ impl NativeSource {
     /// `takeCompletions()` would give it (the oldest segment; the rest, if any, by a wake-up).
     #[napi(catch_unwind, ts_return_type = "string | null")]
     pub fn deliver<'env>(&self, env: &'env Env, text: String) -> napi::Result<Unknown<'env>> {
-        let inbound = self.inbound.as_ref().and_then(|slot| slot.lock().ok());
-        let Some(inbound) = inbound.as_ref().and_then(|slot| slot.as_ref()) else {
+        let Some(slot) = &self.inbound else {
             return js_null(env);
         };
-        Completions::taken_by_caller(|| inbound.push_text(text.as_bytes()));
+        // What the reply wakes of this source's opening or close is polled before this
+        // returns, once the slot's lock is let go (a poll may open the next connection).
+        let delivered = local::entered(env, &self.port, || {
+            let inbound = lock(slot);
+            let Some(inbound) = inbound.as_ref() else {
+                return false;
+            };
+            Completions::taken_by_caller(|| inbound.push_text(text.as_bytes()));
+            true
+        });
+        if !delivered {
+            return js_null(env);
+        }
         let taken = batch_to_js(env, &self.calls.completions);
         self.calls.completions.wake_if_pending();
         taken
@@ -249,14 +291,29 @@ impl NativeSource {
 
     /// The in-process server side closed: pending requests fail now.
     #[napi(catch_unwind)]
-    pub fn detached(&self) {
-        if let Some(slot) = &self.inbound {
-            if let Ok(mut slot) = slot.lock() {
-                if let Some(inbound) = slot.take() {
-                    inbound.close("mcp: the in-process server closed the connection".into());
-                }
-            }
+    pub fn detached(&self, env: Env) {
+        let inbound = self.inbound.as_ref().and_then(|slot| lock(slot).take());
+        if let Some(inbound) = inbound {
+            local::entered(&env, &self.port, || {
+                inbound.close("mcp: the in-process server closed the connection".into())
+            });
         }
+    }
+}
+
+impl NativeSource {
+    /// An in-process source: its opening and close are polled on the JS thread.
+    fn is_local(&self) -> bool {
+        self.calls.direct.is_some()
+    }
+
+    fn spawn_local<'env, T>(
+        &self,
+        env: &'env Env,
+        future: futures::future::BoxFuture<'static, Settle>,
+    ) -> napi::Result<PromiseRaw<'env, T>> {
+        let promise = local::spawn(env, &self.port, self.calls.clone(), future)?;
+        Ok(PromiseRaw::new(env.raw(), promise))
     }
 }
 

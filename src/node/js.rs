@@ -289,6 +289,17 @@ pub fn null(env: Env) -> Result<Val> {
     Ok(out)
 }
 
+pub fn undefined(env: Env) -> Result<Val> {
+    let mut out = ptr::null_mut();
+    // SAFETY: live env; `out` is a local the call writes.
+    check(
+        env,
+        unsafe { sys::napi_get_undefined(env, &mut out) },
+        "undefined",
+    )?;
+    Ok(out)
+}
+
 pub fn create_object(env: Env) -> Result<Val> {
     let mut out = ptr::null_mut();
     check(

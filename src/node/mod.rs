@@ -15,6 +15,7 @@ mod errors;
 mod hashing;
 mod hooks;
 mod js;
+mod local;
 mod oauth;
 mod tooldefs;
 mod tracing;
