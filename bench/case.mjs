@@ -68,6 +68,21 @@ function serverTimes() {
   }
 }
 
+/** Voluntary context switches of all this process's threads so far (Linux), or undefined. */
+function switches() {
+  try {
+    let sum = 0;
+    for (const task of readdirSync('/proc/self/task')) {
+      try {
+        sum += Number(/voluntary_ctxt_switches:\s+(\d+)/.exec(readFileSync(`/proc/self/task/${task}/status`, 'utf8'))[1]);
+      } catch {}
+    }
+    return sum;
+  } catch {
+    return undefined;
+  }
+}
+
 async function calls(defs, name, input, total, concurrency) {
   const def = defs.find((d) => d.name === name);
   const latencies = [];
@@ -170,12 +185,21 @@ async function main() {
       return process.memoryUsage();
     };
     const m0 = await settle();
+    const s0 = switches();
     const t0 = performance.now();
     for (let i = 0; i < spec.cycles; i++) await cycle();
     const ms = performance.now() - t0;
+    const s1 = switches();
     const m1 = await settle();
     if (kept.length !== spec.cycles + 50) throw new Error('a cycle did not connect');
-    return { ms, heapMb: (m1.heapUsed - m0.heapUsed) / 2 ** 20, rssMb: (m1.rss - m0.rss) / 2 ** 20 };
+    return {
+      ms,
+      heapMb: (m1.heapUsed - m0.heapUsed) / 2 ** 20,
+      rssMb: (m1.rss - m0.rss) / 2 ** 20,
+      // Threads put to sleep and woken again, all the process's threads (Linux): what a cycle's
+      // trips between threads cost beyond its own work.
+      ...(s0 === undefined || s1 === undefined ? {} : { switchesPerCycle: (s1 - s0) / spec.cycles }),
+    };
   }
   if (op === 'lockImport') {
     // A cold import with or without checking it against its lock (written by a source of its
