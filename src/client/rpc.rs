@@ -8,6 +8,7 @@ use super::text::{self, Meta};
 use super::trace::{Ended, Tracer};
 use crate::sync::lock;
 use crate::transport::{Route, Wire};
+use futures::future::BoxFuture;
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
@@ -63,14 +64,19 @@ impl Rpc {
         ))
     }
 
-    /// Must run inside the tokio runtime: it starts the connection's timer task.
-    pub fn start(wire: Arc<dyn Wire>, router: &Router) -> Arc<Rpc> {
+    /// Joins `wire` to `router` and starts the connection's timer task with `spawn` (inside
+    /// the tokio runtime's context: the task sleeps on its timers).
+    pub fn start(
+        wire: Arc<dyn Wire>,
+        router: &Router,
+        spawn: impl FnOnce(BoxFuture<'static, ()>),
+    ) -> Arc<Rpc> {
         let _ = router.wire.set(wire.clone());
-        tokio::spawn(expire_deadlines(
+        spawn(Box::pin(expire_deadlines(
             Arc::downgrade(&router.pending),
             router.timer.clone(),
             Arc::downgrade(&wire),
-        ));
+        )));
         Arc::new(Rpc {
             wire,
             next_id: AtomicU64::new(1),
@@ -389,7 +395,9 @@ mod tests {
     fn connection() -> (Arc<Rpc>, Arc<Recorder>, Inbound) {
         let router = Rpc::router();
         let wire = Arc::new(Recorder::default());
-        let rpc = Rpc::start(wire.clone(), &router);
+        let rpc = Rpc::start(wire.clone(), &router, |task| {
+            tokio::spawn(task);
+        });
         let inbound = Inbound::with_sink(Arc::new(Drift::new(false)), router);
         (rpc, wire, inbound)
     }

@@ -148,6 +148,7 @@ impl NativeSource {
                     attach,
                     bridge: Arc::new(JsBridge { to_server, detach }),
                     inbound: Arc::new(Mutex::new(None)),
+                    port: port.port().clone(),
                 })
             }
             _ => None,

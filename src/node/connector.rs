@@ -1,6 +1,7 @@
 //! How a source connects from Node: the stdio child, the HTTP client (with the host's header
 //! hook), or the host's in-process server object through the JS bridge.
 
+use super::binding_port::Port;
 use super::hooks::{never_settles, JsBridge, JsHook};
 use crate::client::trace::Tracer;
 use crate::core::config::{Config, Transport};
@@ -22,6 +23,8 @@ pub(super) struct InProcessHooks {
     pub(super) bridge: Arc<JsBridge>,
     /// Where `deliver()` pushes the server's messages; replaced per connection.
     pub(super) inbound: Arc<Mutex<Option<Inbound>>>,
+    /// Its environment's port, on whose JS thread the connection's own task runs too.
+    pub(super) port: Arc<Port>,
 }
 
 pub(super) struct NodeConnector {
@@ -120,6 +123,17 @@ impl Connector for NodeConnector {
 
     fn tracer(&self) -> Option<Arc<dyn Tracer>> {
         self.tracer.clone()
+    }
+
+    /// An in-process connection's futures are polled on the JS thread (`local`): its deadline
+    /// timer too, so a request sent there wakes no thread of the runtime.
+    fn spawn(&self, task: BoxFuture<'static, ()>) {
+        match &self.inprocess {
+            Some(hooks) => super::local::spawn_detached(&hooks.port, task),
+            None => {
+                tokio::spawn(task);
+            }
+        }
     }
 
     /// An in-process server left half-connected would refuse the next connect.

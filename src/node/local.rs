@@ -51,8 +51,9 @@ pub(super) struct Task {
     port: Arc<Port>,
     future: Mutex<Option<BoxFuture<'static, Settle>>>,
     deferred: Mutex<Option<Deferred>>,
-    /// Sends to this source's in-process server made while polling go to it in a microtask.
-    calls: Arc<Calls>,
+    /// Sends to this source's in-process server made while polling go to it in a microtask
+    /// (a connection's own task has none: its rare sends go through the port).
+    calls: Option<Arc<Calls>>,
     queued: AtomicBool,
 }
 
@@ -116,13 +117,31 @@ pub(super) fn spawn(
         port: port.clone(),
         future: Mutex::new(Some(future)),
         deferred: Mutex::new(Some(Deferred(deferred))),
-        calls,
+        calls: Some(calls),
         queued: AtomicBool::new(true),
     });
     port.hold_local(env, 1)?;
     lock(&port.local.ready).push_back(task);
     drain(env, port);
     Ok(promise)
+}
+
+/// Starts a task that settles nothing and does not hold the event loop (a connection's
+/// deadline timer, which lives as long as the connection): polled at once when this runs in a
+/// drain of `port`, otherwise at the drain the port is fired for.
+pub(super) fn spawn_detached(port: &Arc<Port>, future: BoxFuture<'static, ()>) {
+    let future = async move {
+        future.await;
+        Box::new(|env: &Env| super::js::undefined(env.raw())) as Settle
+    };
+    let task = Arc::new(Task {
+        port: port.clone(),
+        future: Mutex::new(Some(Box::pin(future))),
+        deferred: Mutex::new(None),
+        calls: None,
+        queued: AtomicBool::new(false),
+    });
+    ArcWake::wake_by_ref(&task);
 }
 
 /// Runs `f` as an entry of `port` (a napi call on its JS thread): the tasks it wakes are
@@ -175,7 +194,8 @@ fn poll(env: &Env, task: &Arc<Task>) {
         let Some(future) = slot.as_mut() else { return };
         let waker = futures::task::waker_ref(task);
         let mut cx = Context::from_waker(&waker);
-        let bridge = task.calls.direct.as_ref().map(|(bridge, _)| bridge);
+        let direct = task.calls.as_ref().and_then(|calls| calls.direct.as_ref());
+        let bridge = direct.map(|(bridge, _)| bridge);
         let mut step = || future.as_mut().poll(&mut cx);
         // A future that panics (as one would with the runtime gone) ends with an error.
         let run = std::panic::AssertUnwindSafe(|| match bridge {
@@ -193,7 +213,9 @@ fn poll(env: &Env, task: &Arc<Task>) {
     };
     let settle: Option<Settle> = match polled {
         Ok((state, frames, fires)) => {
-            hand_over(env, &task.calls, frames);
+            if let Some(calls) = &task.calls {
+                hand_over(env, calls, frames);
+            }
             for fire in fires {
                 task.port.fire_here(env, fire);
             }

@@ -188,7 +188,7 @@ impl<C: Connector> Source<C> {
         let attempt = async {
             let wire = self.connector.open(inbound).await?;
             let conn = Arc::new(Connection {
-                rpc: Rpc::start(wire, &router),
+                rpc: Rpc::start(wire, &router, |task| self.connector.spawn(task)),
                 serial: CONNECTIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
                 era: std::sync::OnceLock::new(),
             });

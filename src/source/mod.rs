@@ -113,6 +113,11 @@ pub trait Connector: Send + Sync + 'static {
     fn tracer(&self) -> Option<Arc<dyn Tracer>> {
         None
     }
+    /// Starts a task as long-lived as a connection (its deadline timer), from inside the
+    /// runtime's context: on the runtime, unless the edge polls this connection elsewhere.
+    fn spawn(&self, task: BoxFuture<'static, ()>) {
+        tokio::spawn(task);
+    }
 }
 
 /// What one sweep admitted, bound to the connection that listed it.
