@@ -1,4 +1,5 @@
-//! Futures polled on the JS thread: an in-process source's `tools()` and `close()`.
+//! Futures polled on the JS thread: an in-process source's `tools()` and `close()`, and its
+//! connection's deadline timer.
 //!
 //! Why: the server lives on the JS thread, so every step of an opening (attach, `initialize`,
 //! `tools/list`, admission, the ToolDefs) starts and ends there. On the runtime's threads each
