@@ -165,6 +165,11 @@ pub(super) fn drain(env: &Env, port: &Arc<Port>) {
         return;
     }
     port.local.scheduled.store(false, Ordering::Release);
+    // Most entries (an in-process call's reply) woke nothing: no runtime context for those.
+    if lock(&port.local.ready).is_empty() {
+        ENTERED.set(before);
+        return;
+    }
     // The runtime's context for the whole drain: what a poll registers (timers, tasks) and
     // what a finished future drops (a release left to run on) belong to the runtime.
     let runtime = std::panic::catch_unwind(|| {
