@@ -190,6 +190,16 @@ describe('hostile stdio servers', () => {
     });
   });
 
+  it('reads the last answer of a server that answers, closes its stdin and exits', async () => {
+    // Its stdin's end and its answer arrive together: the answer must win, every time.
+    for (let round = 0; round < 20; round++) {
+      await withHostile('answerThenExit', { stderr: 'ignore' }, async (s) => {
+        const [echo] = await s.tools(session);
+        expect(await echo.execute({}, ctx)).toBe('called echo');
+      });
+    }
+  });
+
   it("redacts env values a server's JSON-RPC error message echoes", async () => {
     await withHostile('errorEchoesEnv', { stderr: 'ignore', env: { MODE: 'errorEchoesEnv', TOKEN: 'tok-0a1b2c3d4e5f' } }, async (s) => {
       const [echo] = await s.tools(session);

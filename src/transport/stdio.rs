@@ -141,12 +141,27 @@ async fn read_frames(
     let ended = |alive: &'static str| {
         end_reason(&child, group.as_deref(), stderr.as_deref(), &secrets, alive)
     };
+    // Set once the server stopped reading: until then what it already wrote is still read (a
+    // server that answers and exits closes both pipes at once, and its last answer must not
+    // lose the race with its stdin's end).
+    let mut read_until: Option<tokio::time::Instant> = None;
     let reason = loop {
+        let grace = async {
+            match read_until {
+                Some(at) => tokio::time::sleep_until(at).await,
+                None => std::future::pending().await,
+            }
+        };
         let chunk = tokio::select! {
-            chunk = reader.fill_buf() => chunk,
+            biased;
             _ = closing.recv() => break "mcp: the connection was closed".to_owned(),
             // Nothing sent from now on reaches the server: what is pending fails now.
-            _ = &mut input_gone => break ended(STDIN_CLOSED).await,
+            _ = grace => break ended(STDIN_CLOSED).await,
+            chunk = reader.fill_buf() => chunk,
+            _ = &mut input_gone, if read_until.is_none() => {
+                read_until = Some(tokio::time::Instant::now() + READ_ON);
+                continue;
+            }
         };
         let available = match chunk {
             Ok([]) => break ended("mcp: the server process closed its stdout").await,
@@ -185,6 +200,9 @@ async fn read_frames(
     super::release_buffer(frame);
     inbound.close(reason);
 }
+
+/// How long what a server wrote is still read once it stopped reading.
+const READ_ON: Duration = Duration::from_millis(100);
 
 fn trim_line(line: &[u8]) -> &[u8] {
     let line = line.strip_suffix(b"\n").unwrap_or(line);
