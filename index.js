@@ -856,5 +856,6 @@ module.exports.toolContractHash = nativeBinding.toolContractHash
 module.exports.toolNameRefusal = nativeBinding.toolNameRefusal
 module.exports.toolsetAuthorityHash = nativeBinding.toolsetAuthorityHash
 module.exports.toolsetHash = nativeBinding.toolsetHash
+module.exports.toolsetHashFrom = nativeBinding.toolsetHashFrom
 module.exports.validateJson = nativeBinding.validateJson
 module.exports.validToolName = nativeBinding.validToolName

@@ -6,6 +6,7 @@ const native = require('./native.js');
 const { ConfigError, OAuthError, adopt } = require('./errors.js');
 const { createSource, unvalidatedReasons, lockTextOf, protocolOf, leftOutOf, resumeTask } = require('./source.js');
 const { makeResolveToolset } = require('./toolset.js');
+const { makeToolsetHash } = require('./hashing.js');
 
 function createMcp(options) {
   const HostConfigError = options?.ConfigError || ConfigError;
@@ -37,7 +38,7 @@ const hashing = {
   canonicalizeSchema: typed(native.canonicalizeSchema),
   schemaHash: typed(native.schemaHash),
   toolContractHash: typed(native.toolContractHash),
-  toolsetHash: typed(native.toolsetHash),
+  toolsetHash: typed(makeToolsetHash(native)),
   toolsetAuthorityHash: typed(native.toolsetAuthorityHash),
 };
 

@@ -7,9 +7,12 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 pub fn sha256_hex(text: &str) -> String {
-    let digest = Sha256::digest(text.as_bytes());
+    hex(&Sha256::digest(text.as_bytes()))
+}
+
+fn hex(digest: &[u8]) -> String {
     let mut out = String::with_capacity(64);
-    for byte in digest {
+    for &byte in digest {
         out.push(char::from_digit((byte >> 4) as u32, 16).unwrap_or('0'));
         out.push(char::from_digit((byte & 0xf) as u32, 16).unwrap_or('0'));
     }
@@ -96,20 +99,55 @@ pub fn tool_contract_hash(contract: ContractRef<'_>) -> Result<String> {
     Ok(sha256_hex(&out))
 }
 
+/// One contract's tuple text, with the name it sorts by; a tuple that could not be written
+/// keeps its refusal, so that the one reported is the first in the toolset's order, whatever
+/// order the tuples were written in.
+pub struct Tuple {
+    name: String,
+    text: Result<String>,
+}
+
+impl Tuple {
+    pub fn of(contract: ContractRef<'_>) -> Self {
+        let mut text = String::with_capacity(256);
+        Self {
+            name: contract.name_str().to_owned(),
+            text: contract.write_tuple(&mut text).map(|()| text),
+        }
+    }
+}
+
 /// `toolsetHash`: the tuples sorted by name (stable, UTF-16 order).
 pub fn toolset_hash(contracts: &[ContractRef<'_>]) -> Result<String> {
-    let mut sorted: Vec<&ContractRef<'_>> = contracts.iter().collect();
-    sorted.sort_by(|a, b| jcs::cmp_utf16(a.name_str(), b.name_str()));
-    let mut out = String::with_capacity(contracts.len() * 512);
-    out.push('[');
-    for (i, contract) in sorted.into_iter().enumerate() {
+    toolset_hash_of(contracts.iter().copied().map(Tuple::of).collect())
+}
+
+/// `toolsetHash` of tuples already written, in the toolset's order.
+pub fn toolset_hash_of(mut tuples: Vec<Tuple>) -> Result<String> {
+    tuples.sort_by(|a, b| jcs::cmp_utf16(&a.name, &b.name));
+    let mut digest = Sha256::new();
+    digest.update(b"[");
+    for (i, tuple) in tuples.into_iter().enumerate() {
         if i > 0 {
-            out.push(',');
+            digest.update(b",");
         }
-        contract.write_tuple(&mut out)?;
+        digest.update(tuple.text?.as_bytes());
     }
-    out.push(']');
-    Ok(sha256_hex(&out))
+    digest.update(b"]");
+    Ok(hex(&digest.finalize()))
+}
+
+/// The tuples of a JSON array of contracts as text (`{ name, description, parameters,
+/// version? }` each, as `JSON.stringify` wrote them), or `None` when the text is not such an
+/// array: the caller then reads the contracts another way, which decides.
+pub fn tuples_of_text(text: &str) -> Option<Vec<Tuple>> {
+    let contracts: Vec<Value> = serde_json::from_str(text).ok()?;
+    Some(
+        contracts
+            .iter()
+            .map(|c| Tuple::of(ContractRef::of(c)))
+            .collect(),
+    )
 }
 
 /// One tool's authority: what it is, whether it needs approval, where it runs, its risk.
@@ -166,6 +204,35 @@ mod tests {
         let one = toolset_hash(&[ContractRef::of(&a), ContractRef::of(&b)]).unwrap();
         let two = toolset_hash(&[ContractRef::of(&b), ContractRef::of(&a)]).unwrap();
         assert_eq!(one, two);
+    }
+
+    #[test]
+    fn text_of_contracts_hashes_like_their_values() {
+        let list = json!([
+            {"name": "b", "description": "", "parameters": {"properties": {"x": {"$ref": "#/$defs/d"}}, "$defs": {"d": {"type": "string", "title": "t"}}}},
+            {"name": "a", "description": "é", "parameters": {"minimum": 1.0, "maximum": 1e21}, "version": 2}
+        ]);
+        let values = list.as_array().unwrap();
+        let refs: Vec<ContractRef<'_>> = values.iter().map(ContractRef::of).collect();
+        let tuples = tuples_of_text(&list.to_string()).unwrap();
+        assert_eq!(
+            toolset_hash_of(tuples).unwrap(),
+            toolset_hash(&refs).unwrap()
+        );
+        assert!(tuples_of_text("{}").is_none());
+        assert!(tuples_of_text(r#"[{"name":"\ud800"}]"#).is_none());
+    }
+
+    #[test]
+    fn the_refusal_reported_is_the_first_by_name() {
+        let list = json!([
+            {"name": "b", "parameters": {"$ref": "#/nowhere"}},
+            {"name": "a", "parameters": {"$ref": "remote.json"}}
+        ]);
+        let values = list.as_array().unwrap();
+        let refs: Vec<ContractRef<'_>> = values.iter().map(ContractRef::of).collect();
+        let first = refs[1].write_tuple(&mut String::new()).unwrap_err();
+        assert_eq!(toolset_hash(&refs).unwrap_err().message, first.message);
     }
 
     #[test]
