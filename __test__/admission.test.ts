@@ -192,6 +192,28 @@ describe('schema dialects', () => {
     }
   });
 
+  it('says why a schema has no validator before any call, for input and output, and only for those', async () => {
+    // Validators are compiled when first needed: asking is what compiles these.
+    const bad = { type: 'object', properties: { p: { type: 'string', pattern: '(' } } };
+    const { defs, source } = await importTools(
+      [{ tools: [tool('in', bad), tool('out', { type: 'object' }, { outputSchema: { ...bad } }), tool('fine', { type: 'object' })] }],
+      {},
+      () => ({ content: [] }),
+    );
+    try {
+      const [input, output, fine] = defs.map((d) => unvalidatedReasons(d));
+      expect(input?.input).toMatch(/is not a "regex"/);
+      expect(input?.output).toBeUndefined();
+      expect(output?.output).toMatch(/is not a "regex"/);
+      expect(output?.input).toBeUndefined();
+      expect(fine).toBeUndefined();
+      expect(unvalidatedReasons(defs[0])).toBe(input);
+      expect(unvalidatedReasons({ ...defs[0] })).toBeUndefined();
+    } finally {
+      await source.close();
+    }
+  });
+
   it('an output schema whose reference cannot resolve is refused typed, naming the tool', async () => {
     const err = await refusal([
       { tools: [tool('t', { type: 'object' }, { outputSchema: { type: 'object', properties: { p: { $ref: 'https://example.invalid/x.json' } } } })] },

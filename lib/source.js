@@ -19,10 +19,11 @@ const { sourceHooks, nativeHooks } = require('./hooks.js');
 const { abortedMessage } = require('./native.js');
 const telemetry = require('./telemetry.js');
 
-// Tools whose schema could not be compiled into a validator, and why: the values they take
-// or return then pass unchecked. Kept beside the ToolDef, whose own properties are the
-// engine's; `rulvar-mcp inspect` shows it.
-/** @type {WeakMap<object, { input?: string, output?: string }>} */
+// Where to ask whether a ToolDef's schemas compiled into validators, and why not: the values
+// it takes or returns then pass unchecked. Kept beside the ToolDef, whose own properties are
+// the engine's; `rulvar-mcp inspect` shows it. Validators are compiled when first needed, so
+// asking compiles the tool's (once; the answer is kept).
+/** @type {WeakMap<object, { snapshot: NativeSnapshot, index: number, reasons?: { input?: string, output?: string } | null }>} */
 const unvalidated = new WeakMap();
 
 // The protocol revision each source's latest import was listed in, beside the source object,
@@ -43,7 +44,14 @@ function leftOutOf(source) {
 
 /** `{ input?, output? }`: why a tool's input or output runs without a validator, if it does. */
 function unvalidatedReasons(def) {
-  return unvalidated.get(def);
+  const at = unvalidated.get(def);
+  if (at === undefined) return undefined;
+  if (at.reasons === undefined) {
+    const text = at.snapshot.unvalidated(at.index);
+    const reasons = text === null ? null : JSON.parse(text);
+    at.reasons = reasons === null ? null : { input: reasons.input, output: reasons.output };
+  }
+  return at.reasons ?? undefined;
 }
 
 // Each source's way to the lock text of its current import (`rulvar-mcp lock`), kept off the
@@ -154,9 +162,7 @@ function createSource(native, HostConfigError, config, traced) {
         let traits = null;
         def.execute = (input, ctx) => calls.execute(snapshot, def, index, input, ctx, (traits ??= otel.callTraits(names, connection)));
       }
-      if (tool.inputUnvalidated !== undefined || tool.outputUnvalidated !== undefined) {
-        unvalidated.set(def, { input: tool.inputUnvalidated, output: tool.outputUnvalidated });
-      }
+      unvalidated.set(def, { snapshot, index });
       return /** @type {ToolDef} */ (def);
     });
   }

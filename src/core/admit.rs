@@ -206,10 +206,10 @@ impl Admission {
             Some(Value::String(d)) => d.clone(),
             _ => String::new(),
         };
-        let input = Compiled::with_text(&parameters, exact_text(&parameters), Use::Input);
+        let input = Compiled::deferred(exact_text(&parameters), Use::Input);
         let output = output_schema
             .as_ref()
-            .map(|s| Compiled::with_text(s, exact_text(s), Use::Output));
+            .map(|s| Compiled::deferred(exact_text(s), Use::Output));
         let contract = (config.lock != LockSource::None).then(|| {
             let mut c = serde_json::Map::with_capacity(6);
             c.insert("name".into(), Value::String(original.clone()));

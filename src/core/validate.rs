@@ -1,7 +1,7 @@
 //! JSON Schema validation, in the dialect the schema is written in (`dialect`).
 //!
-//! Tools compile their validators once at admission and reuse them on every call; tools with
-//! the same schema share one. A tool's input is held to what its schema forbids, formats not
+//! Tools compile their validators once, when first needed, and reuse them on every call; tools
+//! with the same schema share one. A tool's input is held to what its schema forbids, formats not
 //! asserted; a structured result is validated as the MCP SDK's client validates it, formats
 //! (`date-time`, `email`, `uri`, `uuid`, `ipv4`, ...) asserted.
 
@@ -29,23 +29,54 @@ pub enum Use {
     Output,
 }
 
+/// A schema's validators, shared by every tool with the same schema text.
 pub struct Compiled {
-    /// Why there is no validator, when the schema could not be compiled: values then pass
-    /// unchecked, as the original sends every input.
-    validator: std::result::Result<Arc<Shared>, Arc<str>>,
-    /// The schema as serde_json writes it: exact (numbers, wire key order), for the JS side.
-    json: Arc<str>,
+    shared: Arc<Shared>,
 }
 
-/// One schema's validators: for `Value`s, and, compiled on first use, for `Lite` trees (a
-/// structured result validated in the text it came in).
+/// One schema's validators, each compiled when first needed: for `Value`s (when a value is
+/// refused, for its issues; or asked why there is none), and for `Lite` trees (a call's input,
+/// a structured result validated in the text it came in). An import compiles none: a toolset of
+/// thousands of tools, most never called, pays its compiles at the calls (about 40 µs for a
+/// typical tool), not all of them before its first.
 struct Shared {
-    validator: jsonschema::Validator,
-    lite: OnceLock<Option<jsonschema::Validator<LiteJson>>>,
+    /// The schema as serde_json writes it: exact (numbers, wire key order), for the JS side,
+    /// and what a validator is compiled from.
+    json: Arc<str>,
     used_for: Use,
+    /// Why there is no validator, when the schema cannot be compiled: values then pass
+    /// unchecked, as the original sends every input.
+    validator: OnceLock<std::result::Result<jsonschema::Validator, Arc<str>>>,
+    lite: OnceLock<Option<jsonschema::Validator<LiteJson>>>,
 }
 
-/// Validators compiled in this process, by the exact JSON text of their schema (serde_json's:
+impl Shared {
+    fn validator(
+        &self,
+        schema: Option<&Value>,
+    ) -> std::result::Result<&jsonschema::Validator, &str> {
+        let compiled = self.validator.get_or_init(|| {
+            let parsed;
+            let schema = match schema {
+                Some(schema) => schema,
+                None => {
+                    // The text was written from a `Value` (a server's frames nest at most 128
+                    // levels, serde's default), so it reads back.
+                    parsed = serde_json::from_str::<Value>(&self.json)
+                        .map_err(|e| Arc::<str>::from(e.to_string()))?;
+                    &parsed
+                }
+            };
+            compile(schema, self.used_for).map_err(Arc::from)
+        });
+        match compiled {
+            Ok(validator) => Ok(validator),
+            Err(reason) => Err(reason),
+        }
+    }
+}
+
+/// Validators known in this process, by the exact JSON text of their schema (serde_json's:
 /// wire key order, every number as sent, so equal texts are the same schema). Hosts import
 /// the same server again and again (a source per session, several agents on one server):
 /// identical schemas share one compiled validator (and one copy of their text) instead of
@@ -79,90 +110,82 @@ impl Compiled {
             serde_json::to_string(schema).unwrap_or_default(),
             Use::Input,
         );
-        match compiled.validator {
-            Ok(_) => Ok(compiled),
-            Err(reason) => Err(ConfigError::new(format!(
+        match compiled.unvalidated() {
+            None => Ok(compiled),
+            Some(reason) => Err(ConfigError::new(format!(
                 "the schema is not a valid JSON Schema: {reason}"
             ))),
         }
     }
 
-    /// `text` is `serde_json::to_string(schema)`, for a caller that has it already. A schema
-    /// that cannot be compiled gives a `Compiled` without validator (see `unvalidated`).
+    /// `text` is `serde_json::to_string(schema)`, for a caller that has it already, compiled
+    /// now. A schema that cannot be compiled gives a `Compiled` without validator (see
+    /// `unvalidated`).
     pub fn with_text(schema: &Value, text: String, used_for: Use) -> Self {
-        let lock = || lock(interned());
-        let slot = used_for as usize;
-        let known = lock().by_text[slot]
-            .get_key_value(text.as_str())
-            .map(|(json, v)| (json.clone(), v.upgrade()));
-        if let Some((json, Some(validator))) = known {
-            return Self {
-                validator: Ok(validator),
-                json,
-            };
-        }
-        // A dead entry's key is the same text: keep one copy.
-        let json = match known {
-            Some((json, None)) => json,
-            _ => text.into(),
-        };
-        // Compiled outside the lock: admissions of different sources run in parallel.
-        let validator = match compile(schema, used_for) {
-            Ok(validator) => Arc::new(Shared {
-                validator,
-                lite: OnceLock::new(),
-                used_for,
-            }),
-            Err(reason) => {
-                return Self {
-                    validator: Err(reason.into()),
-                    json,
-                }
-            }
-        };
-        let mut cache = lock();
+        let compiled = Self::deferred(text, used_for);
+        let _ = compiled.shared.validator(Some(schema));
+        compiled
+    }
+
+    /// As `with_text`, compiled when first needed (from `text`, which must be serde_json's
+    /// text of a schema nesting at most 128 levels).
+    pub fn deferred(text: String, used_for: Use) -> Self {
+        let mut cache = lock(interned());
         let cache = &mut *cache;
-        let map = &mut cache.by_text[slot];
+        let map = &mut cache.by_text[used_for as usize];
+        let json = match map.get_key_value(text.as_str()) {
+            Some((json, entry)) => match entry.upgrade() {
+                Some(shared) => return Self { shared },
+                // A dead entry's key is the same text: keep one copy.
+                None => json.clone(),
+            },
+            None => Arc::from(text),
+        };
         if map.len() >= cache.sweep_at {
             map.retain(|_, v| v.strong_count() > 0);
             cache.sweep_at = (map.len() * 2).max(1024);
         }
-        map.insert(json.clone(), Arc::downgrade(&validator));
-        Self {
-            validator: Ok(validator),
-            json,
-        }
+        let shared = Arc::new(Shared {
+            json: json.clone(),
+            used_for,
+            validator: OnceLock::new(),
+            lite: OnceLock::new(),
+        });
+        map.insert(json, Arc::downgrade(&shared));
+        Self { shared }
     }
 
-    /// Why values are not checked against this schema, when they are not.
+    /// Why values are not checked against this schema, when they are not (compiling it, the
+    /// first time this is asked).
     pub fn unvalidated(&self) -> Option<&str> {
-        self.validator.as_ref().err().map(|r| &**r)
+        self.shared.validator(None).err()
     }
 
     /// The schema's JSON text, exact (serde_json keeps wire key order and every number).
     pub fn json(&self) -> &str {
-        &self.json
+        &self.shared.json
     }
 
     /// Whether `instance` is valid, judged as `issues` would judge its `Value`; `None` when
     /// there is no validator for `Lite` trees (the caller takes the `Value` path).
     pub(crate) fn lite_valid(&self, instance: &Lite<'_>) -> Option<bool> {
-        let Ok(shared) = &self.validator else {
-            return Some(true);
-        };
+        let shared = &self.shared;
         let lite = shared.lite.get_or_init(|| {
-            let schema: Value = serde_json::from_str(&self.json).ok()?;
+            let schema: Value = serde_json::from_str(&shared.json).ok()?;
             compile::<LiteJson>(&schema, shared.used_for).ok()
         });
-        lite.as_ref().map(|v| v.is_valid(instance))
+        match lite {
+            Some(validator) => Some(validator.is_valid(instance)),
+            // A schema that cannot compile checks nothing, in either representation.
+            None => shared.validator(None).is_err().then_some(true),
+        }
     }
 
     /// Every issue of `instance` against the schema; empty when valid.
     pub fn issues(&self, instance: &Value) -> Vec<Issue> {
-        let Ok(validator) = &self.validator else {
+        let Ok(validator) = self.shared.validator(None) else {
             return Vec::new();
         };
-        let validator = &validator.validator;
         if validator.is_valid(instance) {
             return Vec::new();
         }
@@ -180,11 +203,10 @@ impl Compiled {
     /// Where `instance` breaks the schema and which keyword it breaks, as `at /a: type`,
     /// without the instance's values (for an answer whose words are a person's).
     pub fn issue_locations(&self, instance: &Value) -> Vec<String> {
-        let Ok(validator) = &self.validator else {
+        let Ok(validator) = self.shared.validator(None) else {
             return Vec::new();
         };
         validator
-            .validator
             .iter_errors(instance)
             .map(|e| {
                 let path = e.instance_path().to_string();
@@ -298,26 +320,20 @@ mod tests {
             json!({"type": "object", "properties": {"shared_by_test": {"type": "string"}}});
         let a = Compiled::new(&schema).unwrap();
         let b = Compiled::new(&schema).unwrap();
-        assert!(Arc::ptr_eq(
-            a.validator.as_ref().unwrap(),
-            b.validator.as_ref().unwrap()
-        ));
-        assert!(Arc::ptr_eq(&a.json, &b.json));
+        assert!(Arc::ptr_eq(&a.shared, &b.shared));
+        assert!(Arc::ptr_eq(&a.shared.json, &b.shared.json));
         assert_eq!(a.json(), serde_json::to_string(&schema).unwrap());
         let other = Compiled::new(
             &json!({"type": "object", "properties": {"shared_by_test": {"type": "integer"}}}),
         )
         .unwrap();
-        assert!(!Arc::ptr_eq(
-            a.validator.as_ref().unwrap(),
-            other.validator.as_ref().unwrap()
-        ));
+        assert!(!Arc::ptr_eq(&a.shared, &other.shared));
         // The same validator judges the same way for every holder.
         assert!(b.issues(&json!({"shared_by_test": "x"})).is_empty());
         assert!(!other.issues(&json!({"shared_by_test": "x"})).is_empty());
         drop((a, b));
         let c = Compiled::new(&schema).unwrap();
-        assert_eq!(Arc::strong_count(c.validator.as_ref().unwrap()), 1);
+        assert_eq!(Arc::strong_count(&c.shared), 1);
     }
 
     #[test]

@@ -55,6 +55,14 @@ impl NativeSnapshot {
         super::tooldefs::tools_json(&self.snapshot.tools)
     }
 
+    /// Why tool `index`'s input or output runs without a validator (`unvalidatedReasons`), as
+    /// JSON text `{ input?, output? }`; `null` when both have one or there is no such tool.
+    #[napi(catch_unwind)]
+    pub fn unvalidated(&self, index: u32) -> Option<String> {
+        let tool = self.snapshot.tools.get(index as usize)?;
+        super::tooldefs::unvalidated_json(tool)
+    }
+
     /// The lock file's text for this import (`rulvar-mcp lock`).
     #[napi(catch_unwind)]
     pub fn lock_text(&self) -> napi::Result<String, String> {

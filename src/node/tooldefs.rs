@@ -31,24 +31,27 @@ pub fn tools_json(tools: &[ToolSpec]) -> String {
             out.push_str(",\"risk\":");
             write_string(&mut out, risk);
         }
-        // Why a schema has no validator, for `rulvar-mcp inspect` (not a ToolDef property).
-        let reasons = [
-            ("inputUnvalidated", tool.input.unvalidated()),
-            (
-                "outputUnvalidated",
-                tool.output.as_ref().and_then(|o| o.unvalidated()),
-            ),
-        ];
-        for (key, reason) in reasons {
-            if let Some(reason) = reason {
-                out.push_str(",\"");
-                out.push_str(key);
-                out.push_str("\":");
-                write_string(&mut out, reason);
-            }
-        }
         out.push('}');
     }
     out.push(']');
     out
+}
+
+/// Why tool `tool`'s input or output runs without a validator, as JSON text `{ input?, output? }`,
+/// or `None` when both have one. Asking compiles what has not been compiled yet.
+pub fn unvalidated_json(tool: &ToolSpec) -> Option<String> {
+    let reasons = [
+        ("input", tool.input.unvalidated()),
+        ("output", tool.output.as_ref().and_then(|o| o.unvalidated())),
+    ];
+    let mut out = String::new();
+    for (key, reason) in reasons {
+        if let Some(reason) = reason {
+            out.push(if out.is_empty() { '{' } else { ',' });
+            write_string(&mut out, key);
+            out.push(':');
+            write_string(&mut out, reason);
+        }
+    }
+    (!out.is_empty()).then(|| out + "}")
 }
