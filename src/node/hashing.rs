@@ -2,16 +2,15 @@
 
 use super::convert::{from_json, to_json};
 use super::errors::{refusal, JsError};
+use super::hash_text::Reader;
 use super::js::{self, Kind};
 use super::value::JsAny;
-use crate::core::hash::{self, AuthorityRef, ContractRef, Tuple};
+use crate::core::hash::{self, AuthorityRef, ContractRef};
 use crate::core::validate::Compiled;
 use crate::core::{canonical, jcs};
 use napi::bindgen_prelude::{Env, Function, JsValue, Unknown};
 use napi_derive::napi;
 use serde_json::{Map, Value};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc};
 
 #[napi(js_name = "jcsSerialize", catch_unwind)]
 pub fn jcs_serialize(env: Env, value: Unknown) -> napi::Result<String, String> {
@@ -127,122 +126,6 @@ pub fn toolset_hash_from(
     Ok(reader
         .finish()
         .and_then(|tuples| hash::toolset_hash_of(tuples).ok()))
-}
-
-/// Reads the chunks of `toolsetHashFrom`. The first is kept; once a second arrives, all of them
-/// are read on a thread of their own while JS writes the next, so that the parse and the
-/// canonical form overlap `JSON.stringify` (a toolset of one chunk pays no thread).
-#[derive(Default)]
-struct Reader {
-    first: Option<String>,
-    worker: Option<Worker>,
-    /// The tuples read on this thread, when no thread could be started (`None`: a chunk failed).
-    here: Option<Option<Vec<Tuple>>>,
-}
-
-/// A reading thread, joined however the call ends: told to stop reading when dropped unfinished
-/// (the walk in JS gave up, or `next` failed), so it never outlives the call.
-struct Worker {
-    chunks: Option<mpsc::Sender<String>>,
-    done: Option<std::thread::JoinHandle<Option<Vec<Tuple>>>>,
-    stop: Arc<AtomicBool>,
-}
-
-impl Worker {
-    fn send(&self, chunk: String) {
-        if let Some(chunks) = &self.chunks {
-            // A worker gone (it panicked) leaves its join to say so.
-            let _ = chunks.send(chunk);
-        }
-    }
-
-    fn join(mut self) -> Option<Vec<Tuple>> {
-        drop(self.chunks.take());
-        self.done.take()?.join().ok().flatten()
-    }
-}
-
-impl Drop for Worker {
-    fn drop(&mut self) {
-        if let Some(done) = self.done.take() {
-            self.stop.store(true, Ordering::Relaxed);
-            drop(self.chunks.take());
-            let _ = done.join();
-        }
-    }
-}
-
-impl Reader {
-    fn add(&mut self, chunk: String) {
-        if let Some(worker) = &self.worker {
-            worker.send(chunk);
-            return;
-        }
-        if let Some(here) = &mut self.here {
-            read_into(here, &chunk);
-            return;
-        }
-        let Some(first) = self.first.take() else {
-            self.first = Some(chunk);
-            return;
-        };
-        let (chunks, queue) = mpsc::channel::<String>();
-        let stop = Arc::new(AtomicBool::new(false));
-        let stopped = stop.clone();
-        let spawned = std::thread::Builder::new()
-            .name("rulvar-hash".into())
-            .spawn(move || {
-                let mut tuples = Some(Vec::new());
-                for chunk in queue {
-                    if stopped.load(Ordering::Relaxed) {
-                        return None;
-                    }
-                    read_into(&mut tuples, &chunk);
-                }
-                tuples
-            });
-        match spawned {
-            Ok(done) => {
-                let worker = Worker {
-                    chunks: Some(chunks),
-                    done: Some(done),
-                    stop,
-                };
-                worker.send(first);
-                worker.send(chunk);
-                self.worker = Some(worker);
-            }
-            Err(_) => {
-                let mut here = Some(Vec::new());
-                read_into(&mut here, &first);
-                read_into(&mut here, &chunk);
-                self.here = Some(here);
-            }
-        }
-    }
-
-    fn finish(self) -> Option<Vec<Tuple>> {
-        if let Some(worker) = self.worker {
-            return worker.join();
-        }
-        if let Some(here) = self.here {
-            return here;
-        }
-        match self.first {
-            Some(first) => hash::tuples_of_text(&first),
-            None => Some(Vec::new()),
-        }
-    }
-}
-
-/// Appends a chunk's tuples; a chunk that fails leaves `None`, and the rest are not read.
-fn read_into(tuples: &mut Option<Vec<Tuple>>, chunk: &str) {
-    if let Some(all) = tuples {
-        match hash::tuples_of_text(chunk) {
-            Some(more) => all.extend(more),
-            None => *tuples = None,
-        }
-    }
 }
 
 #[napi(js_name = "toolsetAuthorityHash", catch_unwind)]

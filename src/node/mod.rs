@@ -12,6 +12,7 @@ mod connector;
 mod convert;
 mod environment;
 mod errors;
+mod hash_text;
 mod hashing;
 mod hooks;
 mod js;
