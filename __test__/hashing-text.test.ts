@@ -187,6 +187,27 @@ describe('toolsetHash from text', () => {
     expect(either(list)).toEqual({ refused: 'getter says no' });
   });
 
+  it('reads as many contracts as the array held when called, as the walk does, however a getter grows it', () => {
+    const list: any[] = contracts(11, 600);
+    const grower = {
+      name: 'grows',
+      description: '',
+      get parameters() {
+        if (list.length < 5000) list.push({ name: `more_${list.length}`, description: '', parameters: { type: 'object' } });
+        return { type: 'object' };
+      },
+    };
+    list.splice(10, 0, grower);
+    const before = list.length;
+    const walked = walk(list);
+    const grownByWalk = list.length - before;
+    list.length = before;
+    expect(either(list)).toEqual(walked);
+    // A contract's own members are read once on either path.
+    expect(grownByWalk).toBe(1);
+    expect(list.length - before).toBe(grownByWalk);
+  });
+
   it('gives up on a chunk the walk in JS refused, or that is not a JSON array of contracts', () => {
     let calls = 0;
     expect(native.toolsetHashFrom(() => (calls++ < 3 ? JSON.stringify(contracts(9, 300)) : false))).toBeNull();

@@ -11,8 +11,9 @@
 // parses and canonicalizes on a thread of its own while the next chunk is written. Anything else
 // (a class instance, a boxed primitive, a getter's `toJSON`, nesting past the native parser's
 // limit, a lone surrogate, a contract the canonical form refuses) goes to the strict walk, which
-// decides and words any refusal. A getter in a schema is read twice on this path (by the check
-// and by `JSON.stringify`), once on the walk's.
+// decides and words any refusal. A getter inside a schema is read twice on this path (by the
+// check and by `JSON.stringify`), and whatever is handed on to the strict walk is read again
+// there.
 
 /** Contracts per chunk: about 400 KB of text for a typical tool, well under the time of a chunk. */
 const CHUNK = 256;
@@ -69,11 +70,14 @@ function tuple(contract) {
 function makeToolsetHash(native) {
   return function toolsetHash(contracts) {
     if (Array.isArray(contracts) && contracts.length > 0) {
+      // The length is read once, as the strict walk reads it: a getter that grows the array
+      // while it is read does not make the walk longer.
+      const count = contracts.length;
       let at = 0;
       const next = () => {
-        if (at >= contracts.length) return null;
+        if (at >= count) return null;
         const chunk = [];
-        for (const end = Math.min(at + CHUNK, contracts.length); at < end; at++) {
+        for (const end = Math.min(at + CHUNK, count); at < end; at++) {
           const t = tuple(contracts[at]);
           if (t === undefined) return false;
           chunk.push(t);
