@@ -103,9 +103,10 @@ pub fn toolset_hash(env: Env, contracts: Unknown) -> napi::Result<String, String
 /// `toolsetHash` from the contracts' JSON text, which lib/hashing.js writes in chunks (with
 /// `JSON.stringify`, after a walk in JS has found nothing it would write differently from the
 /// strict walk above): `next()` returns the next chunk, `null` after the last, or `false` when
-/// a value was not plain JSON. `null` comes back whenever this path cannot be sure (that, a text
-/// serde refuses, such as a lone surrogate's escape, or a contract refused), and the caller
-/// then asks `toolsetHash`, which decides and words any refusal.
+/// a value was not plain JSON (the chunks are read as `hash_text::Reader` says). `null` comes
+/// back whenever this path cannot be sure (a `false`, a text serde refuses, such as a lone
+/// surrogate's escape, or a contract the canonical form refuses), and the caller then asks
+/// `toolsetHash`, which decides and words any refusal.
 #[napi(js_name = "toolsetHashFrom", catch_unwind)]
 pub fn toolset_hash_from(
     env: Env,
