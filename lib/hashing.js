@@ -1,5 +1,7 @@
 'use strict';
 
+const { contractOf } = require('./toolset.js');
+
 // `toolsetHash` over many contracts, without reading each value of each schema through N-API.
 //
 // The strict native walk (`native.toolsetHash`) asks V8 for every member, key and string of
@@ -51,15 +53,10 @@ function plain(v, depth) {
   }
 }
 
-/** The contract members identity covers, as the strict walk reads them; `undefined` is omitted. */
+/** The contract's tuple (`JSON.stringify` omits an `undefined` member), if all of it is plain. */
 function tuple(contract) {
   if (typeof contract !== 'object' || contract === null) return undefined;
-  const out = {
-    name: contract.name,
-    description: contract.description,
-    parameters: contract.parameters,
-    version: contract.version,
-  };
+  const out = contractOf(contract);
   for (const key in out) {
     const member = out[key];
     if (member !== undefined && !plain(member, 1)) return undefined;

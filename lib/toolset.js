@@ -8,10 +8,12 @@ function isToolSource(entry) {
   return entry !== null && typeof entry === 'object' && typeof entry.tools === 'function';
 }
 
+/** The members identity covers, each read once (as the strict native walk reads them). */
 function contractOf(tool) {
   /** @type {import('../index.js').ToolContract} */
   const contract = { name: tool.name, description: tool.description, parameters: tool.parameters };
-  if (tool.version !== undefined) contract.version = tool.version;
+  const version = tool.version;
+  if (version !== undefined) contract.version = version;
   return contract;
 }
 
@@ -47,4 +49,4 @@ function makeResolveToolset(native, ConfigError) {
   };
 }
 
-module.exports = { makeResolveToolset };
+module.exports = { makeResolveToolset, contractOf };
