@@ -21,6 +21,7 @@
  * @property {(name: string) => Promise<string>} [oauthCredential] `assertion` or `subjectToken`
  * @property {(text: string) => Promise<string>} [ask] what a server asks (lib/asks.js)
  * @property {(text: string) => Promise<string>} [trace] the request tracer (lib/telemetry.js)
+ * @property {(text: string) => void} [listed] a big import's ToolDefs, page by page (lib/source.js)
  */
 /** @typedef {import('../index.js').McpConfig} McpConfig */
 /** @typedef {import('../index.js').OAuthConfig} OAuthConfig */
@@ -106,9 +107,10 @@ function lockTextFor(config) {
  * @param {Calls} calls
  * @param {() => AbortSignal} closing
  * @param {ReturnType<typeof import('./telemetry.js').forSource>} otel
+ * @param {(text: string) => void} listed
  * @returns {HookFns}
  */
-function sourceHooks(config, transport, calls, closing, otel) {
+function sourceHooks(config, transport, calls, closing, otel, listed) {
   const http = config.http;
   const settle = (text) => calls.settle(text);
   const bridge = transport === 'inprocess' && config.server != null ? makeInprocessBridge(config.server, () => calls.native, settle) : null;
@@ -127,13 +129,15 @@ function sourceHooks(config, transport, calls, closing, otel) {
     ask: makeAsk(config, (callId) => calls.waiting.get(callId), closing),
     // The request tracer, while tracing.
     trace: otel?.hook,
+    // The ToolDefs of a big import, parsed page by page while the server lists the next.
+    listed,
   };
 }
 
 // The hooks' names, in the order the port numbers a source's hooks (`toServerSoon` is called
 // directly, on the JS thread, not through the port).
 /** @type {Array<keyof HookFns>} */
-const HOOKS = ['wake', 'headers', 'attach', 'toServer', 'detach', 'oauthAuthorize', 'oauthLoad', 'oauthSave', 'oauthCredential', 'ask', 'trace'];
+const HOOKS = ['wake', 'headers', 'attach', 'toServer', 'detach', 'oauthAuthorize', 'oauthLoad', 'oauthSave', 'oauthCredential', 'ask', 'trace', 'listed'];
 
 /**
  * The port: one thread-safe function through which every native source calls its hooks here,

@@ -82,6 +82,67 @@ function lockTextOf(source) {
 }
 
 /**
+ * The ToolDefs of a big import as the native side hands them over, page by page while the
+ * server lists the next (`[sweep, start, tools]` each), so that their `JSON.parse` is done by
+ * the time the last page is in; the snapshot then writes only what is not here yet. The pages
+ * of one sweep arrive in order; anything else (a gap, another sweep's) is set aside, and the
+ * snapshot's whole text is parsed instead.
+ */
+class Listed {
+  constructor() {
+    this.sweep = -1;
+    /** The highest sweep already built or dropped: its late pages are not kept. */
+    this.done = -1;
+    /** @type {any[][]} */
+    this.parts = [];
+    this.count = 0;
+  }
+
+  /** @param {string} text */
+  take(text) {
+    try {
+      const [sweep, start, tools] = JSON.parse(text);
+      if (sweep <= this.done) return;
+      if (sweep !== this.sweep) {
+        this.sweep = sweep;
+        this.parts = [];
+        this.count = 0;
+      }
+      if (start !== this.count) {
+        // Not the next page: nothing of this sweep is used.
+        this.drop();
+        return;
+      }
+      this.parts.push(tools);
+      this.count += tools.length;
+    } catch {
+      // Called through the port, which must never see a throw; the snapshot's text is complete.
+      this.drop();
+    }
+  }
+
+  /** @param {NativeSnapshot} snapshot @returns {any[]} the snapshot's tools, as `json()` has them */
+  of(snapshot) {
+    const { sweep, parts, count } = this;
+    const own = count > 0 && sweep === snapshot.sweep;
+    this.done = Math.max(this.done, snapshot.sweep);
+    this.drop();
+    const rest = own ? snapshot.jsonFrom(sweep, count) : null;
+    if (rest === null) return JSON.parse(snapshot.json());
+    parts.push(JSON.parse(rest));
+    return parts.flat();
+  }
+
+  /** Sets the current sweep's pages aside, and any that still come. */
+  drop() {
+    this.done = Math.max(this.done, this.sweep);
+    this.sweep = -1;
+    this.parts = [];
+    this.count = 0;
+  }
+}
+
+/**
  * `mcp(config)`: the core checks the config before anything here reads a key of it to pick
  * hooks, so a refused config is the core's typed refusal, rebuilt with `HostConfigError`.
  * @param {typeof import('./native.js')} native
@@ -102,7 +163,8 @@ function createSource(native, HostConfigError, config, traced) {
   const calls = new Calls(otel);
   let aborter = new AbortController();
   const closing = () => aborter.signal;
-  const hooks = sourceHooks(config, checked.transport, calls, closing, otel);
+  const listed = new Listed();
+  const hooks = sourceHooks(config, checked.transport, calls, closing, otel, (text) => listed.take(text));
   calls.hooks = hooks;
   let nativeSource;
   const registered = nativeHooks(hooks, config);
@@ -139,10 +201,10 @@ function createSource(native, HostConfigError, config, traced) {
 
   /** @param {NativeSnapshot} snapshot @returns {ToolDef[]} */
   function buildDefs(snapshot) {
-    const listed = JSON.parse(snapshot.json());
+    const tools = listed.of(snapshot);
     // What a traced call's span says of its connection, read once per snapshot.
     const connection = otel === null ? undefined : { protocol: snapshot.protocol ?? undefined, session: snapshot.sessionId ?? undefined };
-    return listed.map((tool, index) => {
+    return tools.map((tool, index) => {
       // `execute` is set last, an own property, so `{ ...def }` keeps it.
       /** @type {Omit<ToolDef, 'execute'> & { execute?: ToolDef['execute'] }} */
       const def = {
@@ -182,6 +244,7 @@ function createSource(native, HostConfigError, config, traced) {
     if (inflight !== null) return inflight;
     if (cache !== null && nativeSource.cachedKey() === cache.key) return Promise.resolve(cache.defs);
     const run = sweep().catch((err) => {
+      listed.drop();
       throw adopt(HostConfigError, err);
     });
     inflight = run;
@@ -195,6 +258,7 @@ function createSource(native, HostConfigError, config, traced) {
   async function close() {
     cache = null;
     inflight = null;
+    listed.drop();
     // An authorization waiting for the user is abandoned; a later tools() starts afresh.
     aborter.abort(new Error('mcp: the source was closed'));
     aborter = new AbortController();

@@ -98,6 +98,11 @@ impl Admission {
         self
     }
 
+    /// The tools admitted so far, in order: `finish` hands back these, or a refusal.
+    pub fn admitted(&self) -> &[ToolSpec] {
+        &self.tools
+    }
+
     /// Admits page `page` (1-based) of wire tools.
     pub fn page(&mut self, page: u64, wire: Vec<Value>) {
         if self.page_refusal.is_none() {

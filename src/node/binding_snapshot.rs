@@ -55,6 +55,23 @@ impl NativeSnapshot {
         super::tooldefs::tools_json(&self.snapshot.tools)
     }
 
+    /// The sweep that listed this snapshot (its source's count of sweeps).
+    #[napi(getter)]
+    pub fn sweep(&self) -> i64 {
+        self.snapshot.sweep as i64
+    }
+
+    /// The admitted tools from `start` on, as `json()` writes them, when the JS side holds the
+    /// first `start` already (handed over page by page during sweep `sweep`, this one); `null`
+    /// when it cannot (another sweep's pages, or more than were handed over): then `json()`.
+    #[napi(catch_unwind)]
+    pub fn json_from(&self, sweep: i64, start: u32) -> Option<String> {
+        let start = start as usize;
+        let own = u64::try_from(sweep).is_ok_and(|s| s == self.snapshot.sweep);
+        (own && start <= self.snapshot.streamed)
+            .then(|| super::tooldefs::tools_json(&self.snapshot.tools[start..]))
+    }
+
     /// Why tool `index`'s input or output runs without a validator (`unvalidatedReasons`), as
     /// JSON text `{ input?, output? }`; `null` when both have one or there is no such tool.
     #[napi(catch_unwind)]

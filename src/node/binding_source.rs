@@ -10,7 +10,7 @@ use super::completions::Completions;
 use super::connector::{InProcessHooks, NodeConnector};
 use super::environment::environment_children;
 use super::errors::{refusal, to_js_error};
-use super::hooks::{HeaderHook, JsAskHook, JsBridge, JsHook};
+use super::hooks::{HeaderHook, JsAskHook, JsBridge, JsHook, JsListed};
 use super::local::{self, Settle};
 use super::oauth::NodeOAuthHost;
 use super::tracing::JsTracer;
@@ -99,7 +99,7 @@ impl NativeSource {
             hook("oauthSave"),
             hook("oauthCredential"),
         );
-        let (ask, trace) = (hook("ask"), hook("trace"));
+        let (ask, trace, listed) = (hook("ask"), hook("trace"), hook("listed"));
         let children = environment_children(env.raw());
         let config = config.config.clone();
         let lock = read_lock(&config, lock_text).map_err(refusal)?;
@@ -168,6 +168,9 @@ impl NativeSource {
             ask: ask.map(|h| Arc::new(JsAskHook(h)) as Arc<dyn AskHook>),
             tracer: trace
                 .map(|hook| Arc::new(JsTracer { hook }) as Arc<dyn crate::client::trace::Tracer>),
+            listed: listed
+                .filter(|_| config.transport != Transport::InProcess)
+                .map(|hook| Arc::new(JsListed(hook)) as Arc<dyn crate::source::Listed>),
         });
         let completions = Arc::new(Completions::new(move || {
             wake.fire(String::new());

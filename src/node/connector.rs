@@ -6,7 +6,7 @@ use super::hooks::{never_settles, JsBridge, JsHook};
 use crate::client::trace::Tracer;
 use crate::core::config::{Config, Transport};
 use crate::core::secrets::Secrets;
-use crate::source::{AskHook, Connector, SourceError};
+use crate::source::{AskHook, Connector, Listed, SourceError};
 use crate::transport::http::{self, HeaderSource, StaticHeaders};
 use crate::transport::inprocess::InProcessWire;
 use crate::transport::oauth::OAuth;
@@ -40,6 +40,9 @@ pub(super) struct NodeConnector {
     pub(super) ask: Option<Arc<dyn AskHook>>,
     /// The JS side's request tracer, when the host traces (lib/telemetry.js).
     pub(super) tracer: Option<Arc<dyn Tracer>>,
+    /// Where a big import's ToolDefs go page by page (not for an in-process server, which
+    /// lists on the JS thread itself: parsing there between its pages gains nothing).
+    pub(super) listed: Option<Arc<dyn Listed>>,
 }
 
 impl Connector for NodeConnector {
@@ -123,6 +126,10 @@ impl Connector for NodeConnector {
 
     fn tracer(&self) -> Option<Arc<dyn Tracer>> {
         self.tracer.clone()
+    }
+
+    fn listed(&self) -> Option<Arc<dyn Listed>> {
+        self.listed.clone()
     }
 
     /// An in-process connection's futures are polled on the JS thread (`local`): its deadline

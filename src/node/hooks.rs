@@ -2,9 +2,10 @@
 //! source, called through its environment's port, `binding_port`): none of them fatal or
 //! keeping Node alive, and a hook that throws or rejects an ordinary error.
 
+use crate::core::admit::ToolSpec;
 use crate::core::config::{header_record, HeaderValue};
 use crate::core::secrets::Secrets;
-use crate::source::{AskHook, HookFailure};
+use crate::source::{AskHook, HookFailure, Listed};
 use crate::transport::http::HeaderSource;
 use crate::transport::inprocess::Bridge;
 use futures::future::BoxFuture;
@@ -117,5 +118,18 @@ impl Bridge for JsBridge {
         Box::pin(async move {
             let _ = hook.settled(String::new()).await;
         })
+    }
+}
+
+/// A big import's ToolDefs as each page is admitted (lib/source.js parses them while the
+/// server lists the next page): JSON text `[sweep, start, [tool, ...]]`.
+pub struct JsListed(pub JsHook);
+
+impl Listed for JsListed {
+    fn listed(&self, sweep: u64, start: usize, tools: &[ToolSpec]) {
+        // A page the JS side never gets is one it asks the snapshot for at the end.
+        let _ = self
+            .0
+            .fire(super::tooldefs::listed_json(sweep, start, tools));
     }
 }

@@ -9,32 +9,49 @@ use crate::core::jcs::write_string;
 
 pub fn tools_json(tools: &[ToolSpec]) -> String {
     let mut out = String::with_capacity(tools.len() * 256);
+    write_tools(&mut out, tools);
+    out
+}
+
+/// `[sweep, start, tools]`: tools `start..` of sweep `sweep`, as they were admitted.
+pub fn listed_json(sweep: u64, start: usize, tools: &[ToolSpec]) -> String {
+    let mut out = String::with_capacity(tools.len() * 256 + 32);
+    out.push('[');
+    out.push_str(&sweep.to_string());
+    out.push(',');
+    out.push_str(&start.to_string());
+    out.push(',');
+    write_tools(&mut out, tools);
+    out.push(']');
+    out
+}
+
+fn write_tools(out: &mut String, tools: &[ToolSpec]) {
     out.push('[');
     for (i, tool) in tools.iter().enumerate() {
         if i > 0 {
             out.push(',');
         }
         out.push_str("{\"name\":");
-        write_string(&mut out, &tool.name);
+        write_string(out, &tool.name);
         // The name the server knows it by, when the config renamed it (tracing names it so).
         if tool.original != tool.name {
             out.push_str(",\"original\":");
-            write_string(&mut out, &tool.original);
+            write_string(out, &tool.original);
         }
         out.push_str(",\"description\":");
-        write_string(&mut out, &tool.description);
+        write_string(out, &tool.description);
         out.push_str(",\"parameters\":");
         out.push_str(tool.input.json());
         out.push_str(",\"needsApproval\":");
         out.push_str(if tool.needs_approval { "true" } else { "false" });
         if let Some(risk) = &tool.risk {
             out.push_str(",\"risk\":");
-            write_string(&mut out, risk);
+            write_string(out, risk);
         }
         out.push('}');
     }
     out.push(']');
-    out
 }
 
 /// Why tool `tool`'s input or output runs without a validator, as JSON text `{ input?, output? }`,

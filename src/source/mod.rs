@@ -88,6 +88,14 @@ impl<H> From<Failure> for SourceError<H> {
     }
 }
 
+/// Takes the admitted tools of a big import page by page, while the server lists the next:
+/// `start` is how many of the sweep's tools came before these. The snapshot's tools are then
+/// exactly what was handed over, in order, and what was not (`Snapshot::streamed` says how
+/// many were).
+pub trait Listed: Send + Sync {
+    fn listed(&self, sweep: u64, start: usize, tools: &[ToolSpec]);
+}
+
 /// Creates the transport of one connection; the host's edge supplies it per transport kind.
 pub trait Connector: Send + Sync + 'static {
     /// What a connect can fail with that belongs to the host (see `SourceError::Host`).
@@ -113,6 +121,10 @@ pub trait Connector: Send + Sync + 'static {
     fn tracer(&self) -> Option<Arc<dyn Tracer>> {
         None
     }
+    /// Where a big import's admitted tools go as each page is admitted, if anywhere.
+    fn listed(&self) -> Option<Arc<dyn Listed>> {
+        None
+    }
     /// Starts a task as long-lived as a connection (its deadline timer), from inside the
     /// runtime's context: on the runtime, unless the edge polls this connection elsewhere.
     fn spawn(&self, task: BoxFuture<'static, ()>) {
@@ -123,6 +135,10 @@ pub trait Connector: Send + Sync + 'static {
 /// What one sweep admitted, bound to the connection that listed it.
 pub struct Snapshot {
     pub generation: u64,
+    /// The sweep that listed it (a count per source), and how many of its tools, from the
+    /// first, were handed to the connector's `Listed` as they were admitted.
+    pub sweep: u64,
+    pub streamed: usize,
     pub tools: Vec<ToolSpec>,
     pub conn: Arc<Connection>,
     /// Tools the import left out (a modern tool's invalid `x-mcp-header`), each with why.
@@ -185,6 +201,8 @@ pub struct Source<C: Connector> {
     /// Set once an `auto` opening had to be made again in the modern era (`Refusal::Reopen`):
     /// later connections to this server open in it at once.
     modern_only: std::sync::atomic::AtomicBool,
+    /// Sweeps made so far: the next one's number.
+    sweeps: std::sync::atomic::AtomicU64,
 }
 
 /// The errors of one source's connector.
@@ -220,6 +238,7 @@ impl<C: Connector> Source<C> {
             live: Default::default(),
             secrets,
             modern_only: Default::default(),
+            sweeps: Default::default(),
         })
     }
 
@@ -275,23 +294,27 @@ impl<C: Connector> Source<C> {
         });
         let admission =
             Admission::new(self.config.clone(), sweep_failed.clone(), modern).pinned_by(pins);
+        let sweep = self
+            .sweeps
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let stream = self.connector.listed().map(|sink| (sink, sweep));
         let mut admitting = Some(Admitting::Held(Box::new(admission), Vec::new()));
         let mut listed = 0;
         let swept = self
             .sweep(&conn, |page| {
                 listed += 1;
-                admitting = admitting.take().map(|a| a.page(listed, page));
+                admitting = admitting.take().map(|a| a.page(listed, page, &stream));
             })
             .await;
         if swept.is_err() {
             sweep_failed.store(true, std::sync::atomic::Ordering::Relaxed);
         }
-        let admitted = match admitting {
+        let (admitted, streamed) = match admitting {
             Some(Admitting::Held(mut admission, held)) => {
                 for (page, tools) in held {
                     admission.page(page, tools);
                 }
-                *admission
+                (*admission, 0)
             }
             Some(Admitting::Spawned(pages, admission)) => {
                 drop(pages);
@@ -313,8 +336,13 @@ impl<C: Connector> Source<C> {
         // The lock is checked here, on every import (a listChanged makes the next tools() sweep
         // again), never per call. Off the async workers: a big toolset is real CPU work.
         let tools = self.check_lock(tools).await?;
+        // The lock check hands back the very list admission made, so what was handed over is
+        // still its first `streamed` tools; should that ever change, nothing counts as handed.
+        let streamed = if tools.len() >= streamed { streamed } else { 0 };
         let snapshot = Arc::new(Snapshot {
             generation,
+            sweep,
+            streamed,
             tools,
             conn,
             left_out,
@@ -387,17 +415,21 @@ fn within(tools: &[Value], budget: usize) -> bool {
 }
 
 /// Where a sweep's pages go: held while they are one short page, else to admission on a
-/// blocking thread as they come.
+/// blocking thread as they come (which hands each page's admitted tools to the stream, if
+/// there is one, and says how many it handed).
 enum Admitting {
     Held(Box<Admission>, Vec<(u64, Vec<Value>)>),
     Spawned(
         std::sync::mpsc::Sender<(u64, Vec<Value>)>,
-        tokio::task::JoinHandle<Admission>,
+        tokio::task::JoinHandle<(Admission, usize)>,
     ),
 }
 
+/// A sweep's `Listed` and its number.
+type Stream = Option<(Arc<dyn Listed>, u64)>;
+
 impl Admitting {
-    fn page(self, page: u64, tools: Vec<Value>) -> Self {
+    fn page(self, page: u64, tools: Vec<Value>, stream: &Stream) -> Self {
         match self {
             Admitting::Held(admission, mut held) => {
                 held.push((page, tools));
@@ -412,11 +444,20 @@ impl Admitting {
                     let _ = pages.send(page);
                 }
                 let mut admission = *admission;
+                let stream = stream.clone();
                 let handle = tokio::task::spawn_blocking(move || {
+                    let mut streamed = 0;
                     for (page, tools) in admitting {
                         admission.page(page, tools);
+                        let admitted = admission.admitted();
+                        if let Some((sink, sweep)) = &stream {
+                            if admitted.len() > streamed {
+                                sink.listed(*sweep, streamed, &admitted[streamed..]);
+                                streamed = admitted.len();
+                            }
+                        }
                     }
-                    admission
+                    (admission, streamed)
                 });
                 Admitting::Spawned(pages, handle)
             }
