@@ -233,7 +233,7 @@ async function main() {
     const [name, input] = op === 'big' ? ['big', {}] : op === 'wide' ? ['echo', { text: 'wide' }] : ['echo', { text: 'hello' }];
     // A wide result is 1 MB of 200,000 members: the SDK baseline takes seconds per call over
     // it, so its warm-up is a few calls (200 of them outlasted the per-process time limit).
-    await calls(defs, name, input, op === 'wide' ? 3 : 200, op === 'wide' ? 1 : 8);
+    await calls(defs, name, input, op === 'wide' ? 3 : (spec.warmup ?? 200), op === 'wide' ? 1 : 8);
     if (op === 'plateau') {
       // RSS after a short warm-up (10,000 calls), sampled after a GC every 10,000 calls up to
       // 110,000 (`growthMb`: the last sample against the first), then every 100,000 up to
