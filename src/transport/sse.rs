@@ -22,21 +22,40 @@ impl SseParser {
         super::release_buffer(self.data.into_bytes());
     }
 
-    pub fn feed(&mut self, bytes: &[u8]) -> Result<Vec<String>, String> {
+    pub fn feed(&mut self, mut bytes: &[u8]) -> Result<Vec<String>, String> {
         let mut events = Vec::new();
-        for &b in bytes {
-            if b == b'\n' {
-                let line = std::mem::take(&mut self.line);
-                let line = line.strip_suffix(b"\r").unwrap_or(&line);
-                self.field(line, &mut events);
+        // Line by line, each end found with SIMD; a line that lies whole in `bytes` is read
+        // where it lies, only one split across chunks is gathered in `line` (kept for reuse).
+        while let Some(end) = memchr::memchr(b'\n', bytes) {
+            self.check(end)?;
+            if self.line.is_empty() {
+                self.ended(&bytes[..end], &mut events);
             } else {
-                self.line.push(b);
-                if self.line.len() + self.data.len() > MAX_FRAME_BYTES {
-                    return Err(super::frame_limit_refusal());
-                }
+                self.line.extend_from_slice(&bytes[..end]);
+                let line = std::mem::take(&mut self.line);
+                self.ended(&line, &mut events);
+                self.line = line;
+                self.line.clear();
             }
+            bytes = &bytes[end + 1..];
         }
+        self.check(bytes.len())?;
+        self.line.extend_from_slice(bytes);
         Ok(events)
+    }
+
+    /// Refuses an event that would grow past the frame limit with `more` bytes of its line.
+    fn check(&self, more: usize) -> Result<(), String> {
+        if self.line.len() + more + self.data.len() > MAX_FRAME_BYTES {
+            return Err(super::frame_limit_refusal());
+        }
+        Ok(())
+    }
+
+    /// One whole line (without its `\n`; a `\r` before it is dropped too).
+    fn ended(&mut self, line: &[u8], events: &mut Vec<String>) {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        self.field(line, events);
     }
 
     fn field(&mut self, line: &[u8], events: &mut Vec<String>) {
@@ -89,5 +108,54 @@ mod tests {
         assert_eq!(p.last_id.as_deref(), Some("7"));
         assert_eq!(p.retry, Some(Duration::from_millis(250)));
         assert_eq!(p.feed(b"\r\n\r\n").unwrap(), vec!["x".to_owned()]);
+    }
+
+    /// A stream cut into chunks anywhere gives the same events, ids and retry as in one piece.
+    #[test]
+    fn chunks_cut_anywhere_read_as_one() {
+        let stream: &[u8] =
+            b"id: 1\r\ndata: {\"a\":\r\ndata: 1}\r\n\r\n: c\n\nretry: 9\ndata: \xc3\xa9t\xc3\xa9\n\ndata: x\nid: 2\n\n";
+        let whole = {
+            let mut p = SseParser::default();
+            (p.feed(stream).unwrap(), p.last_id, p.retry)
+        };
+        assert_eq!(whole.0, vec!["{\"a\":\n1}", "été", "x"]);
+        for a in 0..=stream.len() {
+            for b in a..=stream.len() {
+                let mut p = SseParser::default();
+                let mut events = p.feed(&stream[..a]).unwrap();
+                events.extend(p.feed(&stream[a..b]).unwrap());
+                events.extend(p.feed(&stream[b..]).unwrap());
+                assert_eq!((events, p.last_id, p.retry), whole, "cut at {a} and {b}");
+            }
+        }
+    }
+
+    /// An event that grows past the frame limit is refused, whether its bytes come in one
+    /// chunk or in many, with or without line ends.
+    #[test]
+    fn an_event_past_the_frame_limit_is_refused() {
+        let line = vec![b'x'; MAX_FRAME_BYTES / 4];
+        let mut p = SseParser::default();
+        let mut refused = false;
+        for _ in 0..5 {
+            let mut chunk = b"data: ".to_vec();
+            chunk.extend_from_slice(&line);
+            chunk.push(b'\n');
+            if p.feed(&chunk).is_err() {
+                refused = true;
+                break;
+            }
+        }
+        assert!(refused, "joined data lines past the limit");
+        let mut p = SseParser::default();
+        let mut refused = false;
+        for _ in 0..5 {
+            if p.feed(&line).is_err() {
+                refused = true;
+                break;
+            }
+        }
+        assert!(refused, "one line past the limit");
     }
 }

@@ -168,7 +168,7 @@ async fn read_frames(
             Ok(bytes) => bytes,
             Err(e) => break format!("mcp: reading the server's stdout failed: {e}"),
         };
-        let (consumed, complete) = match available.iter().position(|&b| b == b'\n') {
+        let (consumed, complete) = match memchr::memchr(b'\n', available) {
             Some(i) => (i + 1, true),
             None => (available.len(), false),
         };
