@@ -1,5 +1,5 @@
 // `npm run bench`: every row of the benchmark plan, baseline and addon side by side in the
-// same run, 5 fresh processes per measurement, medians and ratios written to RESULTS.md.
+// same run, 5 fresh processes per client, interleaved (one of each client in turn), medians and ratios written to RESULTS.md.
 // BENCH_RUNS=n: n processes per measurement. BENCH_ONLY=<regex>: only the rows whose label
 // matches (the era, asks and telemetry rows have scripts of their own), printed as RESULTS.md's
 // table has them and not written to it.
@@ -18,18 +18,21 @@ const wanted = (label) => only === undefined || only.test(label);
 const caseScript = fileURLToPath(new URL('./case.mjs', import.meta.url));
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-function measure(spec) {
-  const results = [];
-  for (let i = 0; i < (spec.runs ?? RUNS); i++) {
-    if (spec.impl === 'rust') {
-      results.push(rustFloor(spec));
-      continue;
-    }
-    const out = execFileSync(process.execPath, ['--expose-gc', caseScript, JSON.stringify(spec)], { encoding: 'utf8', timeout: 120_000 });
-    results.push(JSON.parse(out.trim().split('\n').pop()));
-  }
-  const keys = Object.keys(results[0]);
-  return Object.fromEntries(keys.map((k) => [k, median(results.map((r) => r[k]))]));
+/** One fresh process of `spec` (or one run of the Rust floor): its figures. */
+function once(spec) {
+  if (spec.impl === 'rust') return rustFloor(spec);
+  const out = execFileSync(process.execPath, ['--expose-gc', caseScript, JSON.stringify(spec)], { encoding: 'utf8', timeout: 120_000 });
+  return JSON.parse(out.trim().split('\n').pop());
+}
+
+/**
+ * The medians of each of `specs`, measured in turn, one process of each per round (so a busy
+ * moment of the machine falls on every client of a row alike, not on whichever ran then).
+ */
+function measure(...specs) {
+  const results = specs.map(() => []);
+  for (let i = 0; i < (specs[0].runs ?? RUNS); i++) specs.forEach((spec, j) => results[j].push(once(spec)));
+  return results.map((rs) => Object.fromEntries(Object.keys(rs[0]).map((k) => [k, median(rs.map((r) => r[k]))])));
 }
 
 const rows = [];
@@ -38,10 +41,10 @@ const rows = [];
 // (bench/floor.mjs), what the server and the machine allow any client at all.
 function compare(label, spec, metric, unit, better, floor = false, rust = false) {
   if (!wanted(label)) return undefined;
-  const base = measure({ ...spec, impl: 'sdk' });
-  const addon = measure({ ...spec, impl: 'addon' });
-  const raw = floor ? measure({ ...spec, impl: 'raw' }) : undefined;
-  const native = rust ? measure({ ...spec, impl: 'rust' }) : undefined;
+  const impls = ['sdk', 'addon', ...(floor ? ['raw'] : []), ...(rust ? ['rust'] : [])];
+  const [base, addon, ...floors] = measure(...impls.map((impl) => ({ ...spec, impl })));
+  const raw = floor ? floors.shift() : undefined;
+  const native = rust ? floors.shift() : undefined;
   const row = {
     label,
     metric,
@@ -99,8 +102,7 @@ for (const tools of [10, 1000, 5000])
 // 1b. The toolset lock: the same cold import checked against its lock, the addon against itself.
 if (wanted('cold import, 5000 tools, checked against its lock (baseline: no lock)')) {
   const spec = { op: 'lockImport', transport: 'stdio-sdk', tools: 5000, impl: 'addon' };
-  const plain = measure({ ...spec, lock: false });
-  const locked = measure({ ...spec, lock: true });
+  const [plain, locked] = measure({ ...spec, lock: false }, { ...spec, lock: true });
   const label = 'cold import, 5000 tools, checked against its lock (baseline: no lock)';
   rows.push({
     label,
@@ -243,7 +245,7 @@ const cpuModel = os.cpus()[0]?.model ?? 'unknown';
 const lines = [
   '# Benchmark results',
   '',
-  `Command: \`${only === undefined ? '' : `BENCH_ONLY='${only.source}' `}${RUNS === 5 ? '' : `BENCH_RUNS=${RUNS} `}npm run bench\` (${RUNS} fresh processes per measurement, medians; ${minutes} min end to end).`,
+  `Command: \`${only === undefined ? '' : `BENCH_ONLY='${only.source}' `}${RUNS === 5 ? '' : `BENCH_RUNS=${RUNS} `}npm run bench\` (${RUNS} fresh processes per client, interleaved, medians; ${minutes} min end to end).`,
   `Machine: ${cpuModel}, ${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, ${os.type()} ${os.release()}, Node ${process.version}.`,
   `Date: ${new Date().toISOString()}.`,
   '',
