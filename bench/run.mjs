@@ -31,7 +31,9 @@ function once(spec) {
  */
 function measure(...specs) {
   const results = specs.map(() => []);
-  for (let i = 0; i < (specs[0].runs ?? RUNS); i++) specs.forEach((spec, j) => results[j].push(once(spec)));
+  for (let i = 0; i < (specs[0].runs ?? RUNS); i++) {
+    for (const [j, spec] of specs.entries()) results[j].push(once(spec));
+  }
   return results.map((rs) => Object.fromEntries(Object.keys(rs[0]).map((k) => [k, median(rs.map((r) => r[k]))])));
 }
 
