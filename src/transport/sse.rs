@@ -5,6 +5,9 @@
 use super::MAX_FRAME_BYTES;
 use std::time::Duration;
 
+/// The largest line buffer a stream keeps between lines.
+const KEPT_LINE_BYTES: usize = 64 * 1024;
+
 /// Incremental `text/event-stream` parsing: `data:` lines joined per event, `id:`, `retry:`.
 #[derive(Default)]
 pub struct SseParser {
@@ -32,10 +35,16 @@ impl SseParser {
                 self.ended(&bytes[..end], &mut events);
             } else {
                 self.line.extend_from_slice(&bytes[..end]);
-                let line = std::mem::take(&mut self.line);
+                let mut line = std::mem::take(&mut self.line);
                 self.ended(&line, &mut events);
-                self.line = line;
-                self.line.clear();
+                // Kept for the next split line, unless it grew past what a stream that lives
+                // for hours should hold on to (one huge event's buffer).
+                if line.capacity() > KEPT_LINE_BYTES {
+                    super::release_buffer(line);
+                } else {
+                    line.clear();
+                    self.line = line;
+                }
             }
             bytes = &bytes[end + 1..];
         }
@@ -157,5 +166,26 @@ mod tests {
             }
         }
         assert!(refused, "one line past the limit");
+    }
+
+    /// A stream keeps no huge buffer after a huge line split across chunks, only a small one.
+    #[test]
+    fn a_split_line_leaves_no_huge_buffer() {
+        let mut p = SseParser::default();
+        let mut big = b"data: ".to_vec();
+        big.extend(std::iter::repeat_n(b'x', 1 << 20));
+        p.feed(&big).unwrap();
+        assert_eq!(p.feed(b"\n\n").unwrap()[0].len(), 1 << 20);
+        assert!(
+            p.line.capacity() <= KEPT_LINE_BYTES,
+            "kept {}",
+            p.line.capacity()
+        );
+        p.feed(b"data: a").unwrap();
+        assert_eq!(p.feed(b"b\n\n").unwrap(), vec!["ab".to_owned()]);
+        assert!(
+            p.line.capacity() > 0,
+            "a small line's buffer is kept for reuse"
+        );
     }
 }
