@@ -226,6 +226,39 @@ describe("the host's event loop and an in-process import", () => {
   });
 });
 
+describe("the host's event loop and a stdio import", () => {
+  it.runIf(process.platform === 'linux')("reads a stdio server's replies on the JS thread: sequential calls wake no runtime thread (Linux)", async () => {
+    // The child's stdout is read by Node's loop and each reply settles its call right there: a
+    // runtime thread that read it would be woken by the pipe and would wake the JS thread in
+    // turn (about two switches a call).
+    const r = await runHost(`
+      const { readdirSync, readFileSync } = require('node:fs');
+      const switches = () => {
+        let n = 0;
+        for (const t of readdirSync('/proc/self/task')) {
+          const lines = readFileSync('/proc/self/task/' + t + '/status', 'utf8').split('\\n');
+          const field = (name) => (lines.find((l) => l.startsWith(name + ':')) ?? '').slice(name.length + 1).trim();
+          if (field('Name') === 'tokio-rt-worker') n += Number(field('voluntary_ctxt_switches'));
+        }
+        return n;
+      };
+      const s = mcp({ transport: 'stdio', command: process.execPath, args: [${JSON.stringify(stubborn)}], stderr: 'ignore' });
+      const echo = (await s.tools({ runId: 'r' })).find((d) => d.name === 'echo');
+      for (let i = 0; i < 20; i++) await echo.execute({ text: 'warm' }, {});
+      const before = switches();
+      for (let i = 0; i < 300; i++) {
+        const out = await echo.execute({ text: 'n' + i }, {});
+        if (!JSON.stringify(out).includes('n' + i)) throw new Error('lost a reply: ' + JSON.stringify(out));
+      }
+      console.log('switches', switches() - before);
+      await s.close();
+    `);
+    expect(r.code).toBe(0);
+    const switches = Number(/switches (\d+)/.exec(r.out)?.[1]);
+    expect(switches).toBeLessThan(20);
+  });
+});
+
 describe('the leak probe of the test suite', () => {
   it('finds a child left behind on purpose, whichever thread forked it', async () => {
     const before = liveChildren();

@@ -22,6 +22,7 @@
  * @property {(text: string) => Promise<string>} [ask] what a server asks (lib/asks.js)
  * @property {(text: string) => Promise<string>} [trace] the request tracer (lib/telemetry.js)
  * @property {(text: string) => void} [listed] a big import's ToolDefs, page by page (lib/source.js)
+ * @property {(text: string) => void} [pipe] a stdio child's stdout, for Node to read (lib/pipe.js)
  */
 /** @typedef {import('../index.js').McpConfig} McpConfig */
 /** @typedef {import('../index.js').OAuthConfig} OAuthConfig */
@@ -29,6 +30,7 @@
 
 const { makeInprocessBridge } = require('./inprocess.js');
 const { makeAsk } = require('./asks.js');
+const { readPipe } = require('./pipe.js');
 const binding = require('./native.js');
 
 /** @param {() => unknown} hook */
@@ -131,13 +133,29 @@ function sourceHooks(config, transport, calls, closing, otel, listed) {
     trace: otel?.hook,
     // The ToolDefs of a big import, parsed page by page while the server lists the next.
     listed,
+    // stdio: the child's stdout, read by this thread's loop where Node can take the pipe.
+    pipe: transport === 'stdio' && process.platform !== 'win32' ? (text) => readPipe(text, new WeakRef(calls)) : undefined,
   };
 }
 
 // The hooks' names, in the order the port numbers a source's hooks (`toServerSoon` is called
 // directly, on the JS thread, not through the port).
 /** @type {Array<keyof HookFns>} */
-const HOOKS = ['wake', 'headers', 'attach', 'toServer', 'detach', 'oauthAuthorize', 'oauthLoad', 'oauthSave', 'oauthCredential', 'ask', 'trace', 'listed'];
+const HOOKS = [
+  'wake',
+  'headers',
+  'attach',
+  'toServer',
+  'detach',
+  'oauthAuthorize',
+  'oauthLoad',
+  'oauthSave',
+  'oauthCredential',
+  'ask',
+  'trace',
+  'listed',
+  'pipe',
+];
 
 /**
  * The port: one thread-safe function through which every native source calls its hooks here,

@@ -13,6 +13,7 @@ use super::errors::{refusal, to_js_error};
 use super::hooks::{HeaderHook, JsAskHook, JsBridge, JsHook, JsListed};
 use super::local::{self, Settle};
 use super::oauth::NodeOAuthHost;
+use super::pipe::{JsPipe, Pipes};
 use super::tracing::JsTracer;
 use crate::core::config::{Config, Headers, LockSource, Transport};
 use crate::core::lock::{self, Lock};
@@ -23,7 +24,10 @@ use crate::transport::http::{HeaderSource, StaticHeaders};
 use crate::transport::inprocess::Bridge;
 use crate::transport::oauth::OAuth;
 use crate::transport::observe::Inbound;
-use napi::bindgen_prelude::{Env, FunctionRef, PromiseRaw, ToNapiValue, Unknown};
+use crate::transport::stdout::ReadOn;
+use napi::bindgen_prelude::{
+    BufferSlice, Either, Env, FunctionRef, PromiseRaw, ToNapiValue, Unknown,
+};
 use napi_derive::napi;
 use std::sync::{Arc, Mutex};
 
@@ -35,6 +39,8 @@ pub struct NativeSource {
     /// Its environment's port: an in-process source's `tools()` and `close()` are polled on
     /// the JS thread through it (`local`).
     port: Arc<Port>,
+    /// Its stdio children's stdout pipes that Node reads (`feed`).
+    pipes: Arc<Pipes>,
 }
 
 /// The JS side's callbacks for one source (lib/hooks.js makes them): each is called through the
@@ -100,6 +106,13 @@ impl NativeSource {
             hook("oauthCredential"),
         );
         let (ask, trace, listed) = (hook("ask"), hook("trace"), hook("listed"));
+        let pipes = Arc::new(Pipes::default());
+        let read_on = hook("pipe").map(|hook| {
+            Arc::new(JsPipe {
+                hook,
+                pipes: pipes.clone(),
+            }) as Arc<dyn ReadOn>
+        });
         let children = environment_children(env.raw());
         let config = config.config.clone();
         let lock = read_lock(&config, lock_text).map_err(refusal)?;
@@ -171,6 +184,7 @@ impl NativeSource {
             listed: listed
                 .filter(|_| config.transport != Transport::InProcess)
                 .map(|hook| Arc::new(JsListed(hook)) as Arc<dyn crate::source::Listed>),
+            read_on,
         });
         let completions = Arc::new(Completions::new(move || {
             wake.fire(String::new());
@@ -183,6 +197,7 @@ impl NativeSource {
                 direct,
             }),
             port: port.port().clone(),
+            pipes,
         })
     }
 
@@ -301,6 +316,43 @@ impl NativeSource {
             local::entered(&env, &self.port, || {
                 inbound.close("mcp: the in-process server closed the connection".into())
             });
+        }
+    }
+}
+
+#[napi]
+impl NativeSource {
+    /// What Node read of stdio pipe `pipe` (lib/pipe.js): the lines it completes are routed
+    /// right here, on the JS thread, and what they finished comes back as `deliver` gives it;
+    /// `null` when nothing finished, `false` once the connection is over (stop reading).
+    #[napi(
+        catch_unwind,
+        ts_args_type = "pipe: number, chunk: Uint8Array",
+        ts_return_type = "string | null | false"
+    )]
+    pub fn feed<'env>(
+        &self,
+        env: &'env Env,
+        pipe: u32,
+        chunk: BufferSlice<'env>,
+    ) -> napi::Result<Either<Unknown<'env>, bool>> {
+        let Some(feed) = self.pipes.get(pipe) else {
+            return Ok(Either::B(false));
+        };
+        if !Completions::taken_by_caller(|| feed.chunk(&chunk)) {
+            self.calls.completions.wake_if_pending();
+            return Ok(Either::B(false));
+        }
+        let taken = batch_to_js(env, &self.calls.completions)?;
+        self.calls.completions.wake_if_pending();
+        Ok(Either::A(taken))
+    }
+
+    /// Stdio pipe `pipe` ended (`error`: reading it failed, in Node's words).
+    #[napi(catch_unwind)]
+    pub fn fed_end(&self, pipe: u32, error: Option<String>) {
+        if let Some(feed) = self.pipes.get(pipe) {
+            feed.end(error);
         }
     }
 }

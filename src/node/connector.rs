@@ -13,6 +13,7 @@ use crate::transport::oauth::OAuth;
 use crate::transport::observe::Inbound;
 use crate::transport::process::Children;
 use crate::transport::stdio::{self, StdioSpec};
+use crate::transport::stdout::ReadOn;
 use crate::transport::Wire;
 use futures::future::BoxFuture;
 use std::sync::{Arc, Mutex};
@@ -43,6 +44,8 @@ pub(super) struct NodeConnector {
     /// Where a big import's ToolDefs go page by page (not for an in-process server, which
     /// lists on the JS thread itself: parsing there between its pages gains nothing).
     pub(super) listed: Option<Arc<dyn Listed>>,
+    /// Who reads a stdio child's stdout when Node's loop can (`node::pipe`).
+    pub(super) read_on: Option<Arc<dyn ReadOn>>,
 }
 
 impl Connector for NodeConnector {
@@ -69,6 +72,7 @@ impl Connector for NodeConnector {
                     stderr: *stderr,
                     children: self.children.clone(),
                     secrets: self.secrets.clone(),
+                    read_on: self.read_on.clone(),
                 };
                 let result = stdio::spawn(&spec, inbound).map(|w| w as Arc<dyn Wire>);
                 Box::pin(async move { result.map_err(SourceError::Failed) })

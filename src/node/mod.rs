@@ -18,6 +18,7 @@ mod hooks;
 mod js;
 mod local;
 mod oauth;
+mod pipe;
 mod tooldefs;
 mod tracing;
 mod value;

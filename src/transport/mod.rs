@@ -10,6 +10,7 @@ pub(crate) mod process;
 pub mod sse;
 pub(crate) mod stderr;
 pub(crate) mod stdio;
+pub(crate) mod stdout;
 pub(crate) mod web;
 
 use futures::future::BoxFuture;

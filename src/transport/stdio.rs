@@ -3,13 +3,15 @@
 //! No shell; the environment is an allow-list plus the config's `env` (secrets in the host's
 //! environment must not reach third-party servers); the child is started so that close() can
 //! end grandchildren too (`process`: a process group on Unix, a job on Windows); its stderr is shown and its tail kept
-//! (`stderr`); every line is bounded by the frame limit.
+//! (`stderr`); its stdout is read line by line, each bounded by the frame limit, by Node's loop
+//! or a runtime task (`stdout`).
 
 use super::observe::Inbound;
 use super::pipe_writer::{PipeWriter, STDIN_CLOSED};
 use super::process::{self, Children, Group};
 use super::stderr::StderrTail;
-use super::{Wire, MAX_FRAME_BYTES};
+use super::stdout::{self, End, Feed, ReadOn};
+use super::Wire;
 use crate::core::config::{StderrMode, ENV_ALLOW_LIST};
 use crate::core::error::with_diagnostics;
 use crate::core::secrets::Secrets;
@@ -17,8 +19,7 @@ use futures::future::BoxFuture;
 use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, ChildStdout, Command};
+use tokio::process::{Child, Command};
 use tokio::sync::mpsc;
 
 pub struct StdioSpec {
@@ -31,6 +32,8 @@ pub struct StdioSpec {
     pub children: Arc<Children>,
     /// Redacts the stderr lines quoted in errors (a server may log its `env`).
     pub secrets: Arc<Secrets>,
+    /// Who reads the child's stdout, if not a runtime task.
+    pub read_on: Option<Arc<dyn ReadOn>>,
 }
 
 /// Grace periods of the close sequence: stdin closed, then SIGTERM, then SIGKILL (on Windows,
@@ -97,16 +100,35 @@ pub fn spawn(spec: &StdioSpec, inbound: Inbound) -> Result<Arc<StdioWire>, Strin
     let (closing_tx, closing_rx) = mpsc::unbounded_channel::<()>();
     let group = group.map(Arc::new);
     if let Some(stdout) = stdout {
-        tokio::spawn(read_frames(
-            stdout,
-            input_gone,
-            inbound,
-            child.clone(),
-            group.clone(),
-            stderr.clone(),
-            spec.secrets.clone(),
-            closing_rx,
-        ));
+        let end = End {
+            reason: {
+                let (child, group, stderr) = (child.clone(), group.clone(), stderr.clone());
+                let secrets = spec.secrets.clone();
+                Box::new(move |alive| {
+                    let (child, group, stderr) = (child.clone(), group.clone(), stderr.clone());
+                    let secrets = secrets.clone();
+                    Box::pin(async move {
+                        end_reason(&child, group.as_deref(), stderr.as_deref(), &secrets, alive)
+                            .await
+                    })
+                })
+            },
+            kill: {
+                let group = group.clone();
+                Box::new(move || {
+                    if let Some(group) = &group {
+                        group.kill();
+                    }
+                })
+            },
+        };
+        let feed = Feed::new(inbound, end);
+        // Read elsewhere when someone can (Node's loop); by a runtime task otherwise.
+        let stdout = match &spec.read_on {
+            Some(read_on) => read_on.read(stdout, feed.clone()).err(),
+            None => Some(stdout),
+        };
+        tokio::spawn(stdout::watch(stdout, feed, input_gone, closing_rx));
     }
     Ok(Arc::new(StdioWire {
         out,
@@ -116,97 +138,6 @@ pub fn spawn(spec: &StdioSpec, inbound: Inbound) -> Result<Arc<StdioWire>, Strin
         secrets: spec.secrets.clone(),
         closing: closing_tx,
     }))
-}
-
-#[allow(clippy::too_many_arguments)]
-async fn read_frames(
-    stdout: ChildStdout,
-    input_gone: Option<impl std::future::Future<Output = ()>>,
-    inbound: Inbound,
-    child: Arc<tokio::sync::Mutex<Option<Child>>>,
-    group: Option<Arc<Group>>,
-    stderr: Option<Arc<StderrTail>>,
-    secrets: Arc<Secrets>,
-    mut closing: mpsc::UnboundedReceiver<()>,
-) {
-    let mut reader = BufReader::with_capacity(64 * 1024, stdout);
-    let mut frame: Vec<u8> = Vec::new();
-    let input_gone = async move {
-        match input_gone {
-            Some(gone) => gone.await,
-            None => std::future::pending().await,
-        }
-    };
-    tokio::pin!(input_gone);
-    let ended = |alive: &'static str| {
-        end_reason(&child, group.as_deref(), stderr.as_deref(), &secrets, alive)
-    };
-    // Set once the server stopped reading: until then what it already wrote is still read (a
-    // server that answers and exits closes both pipes at once, and its last answer must not
-    // lose the race with its stdin's end).
-    let mut read_until: Option<tokio::time::Instant> = None;
-    let reason = loop {
-        let grace = async {
-            match read_until {
-                Some(at) => tokio::time::sleep_until(at).await,
-                None => std::future::pending().await,
-            }
-        };
-        let chunk = tokio::select! {
-            biased;
-            _ = closing.recv() => break "mcp: the connection was closed".to_owned(),
-            // Nothing sent from now on reaches the server: what is pending fails now.
-            _ = grace => break ended(STDIN_CLOSED).await,
-            chunk = reader.fill_buf() => chunk,
-            _ = &mut input_gone, if read_until.is_none() => {
-                read_until = Some(tokio::time::Instant::now() + READ_ON);
-                continue;
-            }
-        };
-        let available = match chunk {
-            Ok([]) => break ended("mcp: the server process closed its stdout").await,
-            Ok(bytes) => bytes,
-            Err(e) => break format!("mcp: reading the server's stdout failed: {e}"),
-        };
-        let (consumed, complete) = match memchr::memchr(b'\n', available) {
-            Some(i) => (i + 1, true),
-            None => (available.len(), false),
-        };
-        if frame.len() + consumed > MAX_FRAME_BYTES + 1 {
-            reader.consume(consumed);
-            // The stream can no longer be trusted to be in step: end the connection.
-            if let Some(group) = &group {
-                group.kill();
-            }
-            break super::frame_limit_refusal();
-        }
-        if complete && frame.is_empty() {
-            // The common case: the whole line is in the buffer, no copy.
-            inbound.push_text(trim_line(&available[..consumed]));
-        } else {
-            frame.extend_from_slice(&available[..consumed]);
-            if complete {
-                inbound.push_text(trim_line(&frame));
-                frame.clear();
-                // A long-lived connection should not keep its largest message's buffer:
-                // with many sources open that adds up.
-                if frame.capacity() > 64 * 1024 {
-                    super::release_buffer(std::mem::take(&mut frame));
-                }
-            }
-        }
-        reader.consume(consumed);
-    };
-    super::release_buffer(frame);
-    inbound.close(reason);
-}
-
-/// How long what a server wrote is still read once it stopped reading.
-const READ_ON: Duration = Duration::from_millis(100);
-
-fn trim_line(line: &[u8]) -> &[u8] {
-    let line = line.strip_suffix(b"\n").unwrap_or(line);
-    line.strip_suffix(b"\r").unwrap_or(line)
 }
 
 /// Why the server's end of the connection went away (its stdout ended, or it stopped reading):
@@ -331,6 +262,7 @@ mod tests {
             stderr: StderrMode::Ignore,
             children: children.clone(),
             secrets: Arc::new(Secrets::new(Vec::new())),
+            read_on: None,
         }
     }
 

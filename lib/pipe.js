@@ -1,0 +1,79 @@
+'use strict';
+
+// A stdio child's stdout read by Node's own event loop (not on Windows, whose pipes Node reads
+// through handles of its own): a reply read here settles its call in this turn of the loop,
+// where a native reader thread would have had to wake this thread in turn. What is read goes
+// to the native side as it comes (`feed`), which splits, bounds and routes the lines.
+
+const fs = require('node:fs');
+const net = require('node:net');
+
+/** @typedef {import('./calls.js').Calls} Calls */
+
+/**
+ * The `pipe` hook: `"<fd> <number>"`, a descriptor that is ours from now on and the number
+ * the native side knows its reader by. Never throws (it is called through the port). The
+ * socket reaches the source weakly: an open pipe must not keep an abandoned source alive.
+ * @param {string} text
+ * @param {WeakRef<Calls>} ref
+ */
+function readPipe(text, ref) {
+  const [fd, number] = text.split(' ').map(Number);
+  /** @param {string | null} error */
+  const ended = (error) => {
+    try {
+      ref.deref()?.native?.fedEnd(number, error);
+    } catch {
+      // The native source is gone.
+    }
+  };
+  /** @type {import('node:net').Socket} */
+  let socket;
+  try {
+    socket = new net.Socket({ fd, readable: true, writable: false });
+  } catch (err) {
+    try {
+      fs.closeSync(fd);
+    } catch {
+      // Already closed.
+    }
+    ended(messageOf(err));
+    return;
+  }
+  // Calls in flight hold the loop (lib/calls.js); an idle source's pipe must not.
+  socket.unref();
+  let open = true;
+  socket.on('data', (/** @type {Uint8Array} */ chunk) => {
+    if (!open) return;
+    const calls = ref.deref();
+    let out = /** @type {string | null | false} */ (false);
+    try {
+      if (calls?.native != null) out = calls.native.feed(number, chunk);
+    } catch (err) {
+      ended(messageOf(err));
+    }
+    if (out === false) {
+      // The connection is over: nothing more of this pipe is wanted.
+      open = false;
+      socket.destroy();
+      return;
+    }
+    calls?.settle(out);
+  });
+  socket.on('end', () => {
+    if (open) ended(null);
+    open = false;
+  });
+  socket.on('error', (err) => {
+    if (open) ended(messageOf(err));
+    open = false;
+    socket.destroy();
+  });
+}
+
+/** @param {unknown} err */
+function messageOf(err) {
+  return err instanceof Error ? err.message : String(err);
+}
+
+module.exports = { readPipe };

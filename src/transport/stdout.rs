@@ -1,0 +1,294 @@
+//! A stdio child's stdout: newline-delimited frames to the inbound side.
+//!
+//! Read by whoever can wake the caller soonest. Under Node on Unix that is Node's own event
+//! loop (`ReadOn`): a reply read on the JS thread settles its call there, one wake-up in all,
+//! where a runtime thread that read it had to wake the JS thread in turn (two wake-ups per
+//! call, each one tens of microseconds on a small VM). Elsewhere a runtime task reads it. Both
+//! feed the same `Feed`, which splits the lines, bounds them, and ends the connection once.
+
+use super::observe::Inbound;
+use super::pipe_writer::STDIN_CLOSED;
+use super::MAX_FRAME_BYTES;
+use crate::sync::lock;
+use futures::future::BoxFuture;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::ChildStdout;
+use tokio::sync::{mpsc, Notify};
+
+/// Someone other than a runtime task that reads the child's stdout (Node's event loop, on the
+/// JS thread) and hands what it reads to `feed`.
+pub trait ReadOn: Send + Sync {
+    /// Takes the pipe over; hands it back when it cannot, and a runtime task reads it then.
+    fn read(&self, stdout: ChildStdout, feed: Arc<Feed>) -> Result<(), ChildStdout>;
+}
+
+/// What the reader needs of the child when the stream ends.
+pub struct End {
+    /// Why the server's side went away (how the child ended, its stderr tail), else the words
+    /// given.
+    pub reason: Box<dyn Fn(&'static str) -> BoxFuture<'static, String> + Send + Sync>,
+    /// Ends the child's group at once: a stream past the frame limit is out of step for good.
+    pub kill: Box<dyn Fn() + Send + Sync>,
+}
+
+/// The line reader of one connection, whoever feeds it.
+pub struct Feed {
+    inbound: Inbound,
+    end: End,
+    /// The start of a line not yet complete; `None` once the connection ended.
+    partial: Mutex<Option<Vec<u8>>>,
+    /// Told when the connection ended, so that its watch stops.
+    ended: Notify,
+    runtime: tokio::runtime::Handle,
+}
+
+impl Feed {
+    /// Must run inside the tokio runtime (a fed end is worked out there).
+    pub fn new(inbound: Inbound, end: End) -> Arc<Self> {
+        Arc::new(Self {
+            inbound,
+            end,
+            partial: Mutex::new(Some(Vec::new())),
+            ended: Notify::new(),
+            runtime: tokio::runtime::Handle::current(),
+        })
+    }
+
+    /// Bytes read from the pipe: every line they complete goes to the inbound side, in order.
+    /// False once the connection is over: the reader stops.
+    pub fn chunk(&self, mut bytes: &[u8]) -> bool {
+        let mut partial = lock(&self.partial);
+        let Some(frame) = partial.as_mut() else {
+            return false;
+        };
+        while !bytes.is_empty() {
+            let (consumed, complete) = match memchr::memchr(b'\n', bytes) {
+                Some(i) => (i + 1, true),
+                None => (bytes.len(), false),
+            };
+            if frame.len() + consumed > MAX_FRAME_BYTES + 1 {
+                // The stream can no longer be trusted to be in step: end the connection.
+                (self.end.kill)();
+                drop(partial);
+                self.finish(super::frame_limit_refusal());
+                return false;
+            }
+            let line = &bytes[..consumed];
+            bytes = &bytes[consumed..];
+            if complete && frame.is_empty() {
+                // The common case: the whole line is in what was read, no copy.
+                self.inbound.push_text(trim_line(line));
+            } else {
+                frame.extend_from_slice(line);
+                if complete {
+                    self.inbound.push_text(trim_line(frame));
+                    frame.clear();
+                    // A long-lived connection should not keep its largest message's buffer:
+                    // with many sources open that adds up.
+                    if frame.capacity() > 64 * 1024 {
+                        super::release_buffer(std::mem::take(frame));
+                    }
+                }
+            }
+        }
+        true
+    }
+
+    /// The pipe ended (`error`: reading it failed, in the reader's words).
+    pub fn end(self: &Arc<Self>, error: Option<String>) {
+        let feed = self.clone();
+        self.runtime.spawn(async move {
+            let reason = match error {
+                Some(e) => format!("mcp: reading the server's stdout failed: {e}"),
+                None => (feed.end.reason)("mcp: the server process closed its stdout").await,
+            };
+            feed.finish(reason);
+        });
+    }
+
+    /// Ends the connection with `reason`, the first time only.
+    fn finish(&self, reason: String) {
+        let Some(frame) = lock(&self.partial).take() else {
+            return;
+        };
+        super::release_buffer(frame);
+        self.inbound.close(reason);
+        self.ended.notify_one();
+    }
+
+    fn is_over(&self) -> bool {
+        lock(&self.partial).is_none()
+    }
+}
+
+/// How long what a server wrote is still read once it stopped reading.
+const READ_ON: Duration = Duration::from_millis(100);
+
+/// Watches one connection's stdout to its end: reads it when `stdout` is given (nobody else
+/// does), and ends it when close() asks, or a while after the server stopped reading.
+pub async fn watch(
+    stdout: Option<ChildStdout>,
+    feed: Arc<Feed>,
+    input_gone: Option<impl std::future::Future<Output = ()>>,
+    mut closing: mpsc::UnboundedReceiver<()>,
+) {
+    let mut reader = stdout.map(|s| BufReader::with_capacity(64 * 1024, s));
+    let input_gone = async move {
+        match input_gone {
+            Some(gone) => gone.await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(input_gone);
+    // Set once the server stopped reading: until then what it already wrote is still read (a
+    // server that answers and exits closes both pipes at once, and its last answer must not
+    // lose the race with its stdin's end).
+    let mut read_until: Option<tokio::time::Instant> = None;
+    let reason = loop {
+        if feed.is_over() {
+            return;
+        }
+        let grace = async {
+            match read_until {
+                Some(at) => tokio::time::sleep_until(at).await,
+                None => std::future::pending().await,
+            }
+        };
+        let read = async {
+            match reader.as_mut() {
+                Some(reader) => reader.fill_buf().await,
+                None => std::future::pending().await,
+            }
+        };
+        let chunk = tokio::select! {
+            biased;
+            _ = closing.recv() => break "mcp: the connection was closed".to_owned(),
+            // Nothing sent from now on reaches the server: what is pending fails now.
+            _ = grace => break (feed.end.reason)(STDIN_CLOSED).await,
+            _ = feed.ended.notified() => return,
+            chunk = read => chunk,
+            _ = &mut input_gone, if read_until.is_none() => {
+                read_until = Some(tokio::time::Instant::now() + READ_ON);
+                continue;
+            }
+        };
+        let consumed = match chunk {
+            Ok([]) => break (feed.end.reason)("mcp: the server process closed its stdout").await,
+            Ok(bytes) => {
+                if !feed.chunk(bytes) {
+                    return;
+                }
+                bytes.len()
+            }
+            Err(e) => break format!("mcp: reading the server's stdout failed: {e}"),
+        };
+        if let Some(reader) = reader.as_mut() {
+            reader.consume(consumed);
+        }
+    };
+    feed.finish(reason);
+}
+
+fn trim_line(line: &[u8]) -> &[u8] {
+    let line = line.strip_suffix(b"\n").unwrap_or(line);
+    line.strip_suffix(b"\r").unwrap_or(line)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::drift::Drift;
+    use crate::transport::observe::Event;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    fn feed() -> (Arc<Feed>, mpsc::UnboundedReceiver<Event>, Arc<AtomicUsize>) {
+        let (inbound, events) = Inbound::new(Arc::new(Drift::new(false)));
+        let kills = Arc::new(AtomicUsize::new(0));
+        let killed = kills.clone();
+        let end = End {
+            reason: Box::new(|alive| Box::pin(async move { alive.to_owned() })),
+            kill: Box::new(move || {
+                killed.fetch_add(1, Ordering::Relaxed);
+            }),
+        };
+        (Feed::new(inbound, end), events, kills)
+    }
+
+    fn drained(events: &mut mpsc::UnboundedReceiver<Event>) -> Vec<String> {
+        let mut out = Vec::new();
+        while let Ok(event) = events.try_recv() {
+            out.push(match event {
+                Event::Message(m) => m.to_string(),
+                Event::Closed(reason) => format!("closed: {reason}"),
+                Event::Failed(id, _) => format!("failed {id}"),
+            });
+        }
+        out
+    }
+
+    /// Whatever sizes the reads come in, every line arrives once, whole and in order: a reply
+    /// cut between reads, several in one read, CRLF ends, a banner that is not JSON between.
+    #[tokio::test]
+    async fn lines_come_whole_and_in_order_however_the_reads_cut_them() {
+        let text =
+            "{\"id\":1}\r\nbanner, not JSON\n{\"id\":2,\"result\":{\"a\":\"\\n\"}}\n{\"id\":3}\n";
+        let want = [
+            r#"{"id":1}"#,
+            r#"{"id":2,"result":{"a":"\n"}}"#,
+            r#"{"id":3}"#,
+        ];
+        for size in 1..=text.len() {
+            let (feed, mut events, _) = feed();
+            for piece in text.as_bytes().chunks(size) {
+                assert!(feed.chunk(piece));
+            }
+            assert_eq!(drained(&mut events), want, "reads of {size} bytes");
+        }
+    }
+
+    /// A line past the frame limit ends the connection once, with the limit's words, kills
+    /// the child (the stream is out of step) and stops the reader; nothing after it is routed.
+    #[tokio::test]
+    async fn a_line_past_the_frame_limit_ends_the_connection() {
+        let (feed, mut events, kills) = feed();
+        assert!(feed.chunk(b"{\"id\":1}\n"));
+        let piece = vec![b'x'; 1024 * 1024];
+        let mut fed = 0;
+        while feed.chunk(&piece) {
+            fed += piece.len();
+            assert!(fed <= MAX_FRAME_BYTES, "the limit was not enforced");
+        }
+        assert!(!feed.chunk(b"{\"id\":2}\n"));
+        assert_eq!(
+            drained(&mut events),
+            [
+                r#"{"id":1}"#.to_owned(),
+                format!("closed: {}", super::super::frame_limit_refusal())
+            ]
+        );
+        assert_eq!(kills.load(Ordering::Relaxed), 1);
+    }
+
+    /// The end of the pipe ends the connection with the child's reason; an end reported twice
+    /// (an error, then the close of the socket) is told once.
+    #[tokio::test]
+    async fn an_end_is_told_once() {
+        let (feed, mut events, _) = feed();
+        assert!(feed.chunk(b"{\"id\":1}\n{\"id\""));
+        feed.end(None);
+        feed.end(Some("EIO".into()));
+        feed.ended.notified().await;
+        // Time for the second end's task to run too.
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        assert_eq!(
+            drained(&mut events),
+            [
+                r#"{"id":1}"#,
+                "closed: mcp: the server process closed its stdout"
+            ]
+        );
+        assert!(!feed.chunk(b"{\"id\":2}\n"));
+    }
+}
