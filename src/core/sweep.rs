@@ -100,7 +100,7 @@ where
             }
             Err(PageError::Failed(message)) => return Err(SweepError::Failed(message)),
         };
-        let (page_tools, next) = read_page(id, page, &result)?;
+        let (page_tools, next) = read_page(id, page, result)?;
         count += page_tools.len();
         // The page as listed goes on before the sweep's own guards judge it: the original's
         // list call has refused a page whose output schemas cannot compile by then.
@@ -146,20 +146,21 @@ where
 fn read_page(
     id: &str,
     page: u64,
-    result: &Value,
+    result: Value,
 ) -> Result<(Vec<Value>, Option<String>), SweepError> {
     let malformed = |what: String| {
         refused(format!(
             "mcp: tools/list of '{id}' returned a malformed page {page}: {what}"
         ))
     };
-    let Some(obj) = result.as_object() else {
+    let Value::Object(mut obj) = result else {
         return Err(malformed("the result is not an object".into()));
     };
     if obj.get("_meta").is_some_and(|m| !m.is_object()) {
         return Err(malformed("'_meta' is not an object".into()));
     }
-    let Some(Value::Array(list)) = obj.get("tools") else {
+    // The page's tools are moved out, not copied: a big page is hundreds of kilobytes of them.
+    let Some(Value::Array(list)) = obj.remove("tools") else {
         return Err(malformed("'tools' is not an array".into()));
     };
     for (i, tool) in list.iter().enumerate() {
@@ -184,7 +185,7 @@ fn read_page(
         Some(Value::String(c)) => Some(c.clone()),
         Some(_) => return Err(malformed("'nextCursor' is not a string".into())),
     };
-    Ok((list.clone(), next))
+    Ok((list, next))
 }
 
 /// What is wrong with one tool's optional fields, if anything (present means of the right type:
