@@ -339,7 +339,7 @@ impl NativeSource {
         let Some(feed) = self.pipes.get(pipe) else {
             return Ok(Either::B(false));
         };
-        if !Completions::taken_by_caller(|| feed.chunk(&chunk)) {
+        if !Completions::taken_by_caller(|| feed.fed(&chunk)) {
             self.calls.completions.wake_if_pending();
             return Ok(Either::B(false));
         }

@@ -42,7 +42,23 @@ pub struct Feed {
     /// Told when the connection ended, so that its watch stops.
     ended: Notify,
     runtime: tokio::runtime::Handle,
+    /// What a reader outside the runtime read that waits for a runtime thread (`fed`).
+    handed: Mutex<Handed>,
 }
+
+/// Chunks handed to a runtime thread, and whether one is working through them: while it is,
+/// every later chunk queues behind them, so lines are routed in the order they were read.
+#[derive(Default)]
+struct Handed {
+    chunks: Vec<Vec<u8>>,
+    working: bool,
+}
+
+/// A message that has grown to this size in the line buffer is finished and parsed on a
+/// runtime thread: a server must not hold the host's event loop for the parse of a huge line
+/// (up to the frame limit). Replies and list pages of ordinary size stay on the JS thread,
+/// where a hand-over would cost a wake-up each way.
+const HAND_OVER_BYTES: usize = 1024 * 1024;
 
 impl Feed {
     /// Must run inside the tokio runtime (a fed end is worked out there).
@@ -53,7 +69,54 @@ impl Feed {
             partial: Mutex::new(Some(Vec::new())),
             ended: Notify::new(),
             runtime: tokio::runtime::Handle::current(),
+            handed: Mutex::default(),
         })
+    }
+
+    /// What a reader outside the runtime read (Node's loop, on the JS thread): routed here,
+    /// unless a huge message is being read (`HAND_OVER_BYTES`), whose rest goes to a runtime
+    /// thread, as does everything read while that thread is at work. False once the
+    /// connection is over: the reader stops.
+    pub fn fed(self: &Arc<Self>, bytes: &[u8]) -> bool {
+        let mut handed = lock(&self.handed);
+        if handed.working && self.is_over() {
+            return false;
+        }
+        if !handed.working {
+            let huge = match lock(&self.partial).as_ref() {
+                Some(frame) => frame.len() >= HAND_OVER_BYTES,
+                None => return false,
+            };
+            if !huge {
+                drop(handed);
+                return self.chunk(bytes);
+            }
+            handed.working = true;
+            let feed = self.clone();
+            self.runtime.spawn(async move { feed.work_through() });
+        }
+        handed.chunks.push(bytes.to_vec());
+        true
+    }
+
+    /// Routes the handed chunks, in order, until none is left.
+    fn work_through(&self) {
+        loop {
+            let chunks = {
+                let mut handed = lock(&self.handed);
+                if handed.chunks.is_empty() {
+                    handed.working = false;
+                    return;
+                }
+                std::mem::take(&mut handed.chunks)
+            };
+            for chunk in chunks {
+                // Once the connection is over the rest is dropped unread, as a reader would.
+                if !self.chunk(&chunk) {
+                    break;
+                }
+            }
+        }
     }
 
     /// Bytes read from the pipe: every line they complete goes to the inbound side, in order.
@@ -269,6 +332,53 @@ mod tests {
             ]
         );
         assert_eq!(kills.load(Ordering::Relaxed), 1);
+    }
+
+    /// What the JS thread feeds is routed there, except a huge message: once one has 1 MiB in
+    /// the line buffer, its rest and everything after it go to a runtime thread until that
+    /// one is done, and the lines still arrive in the order they were read.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+    async fn a_huge_message_is_finished_on_a_runtime_thread_in_order() {
+        struct Threads(Mutex<Vec<(String, std::thread::ThreadId)>>);
+        impl crate::transport::observe::Sink for Threads {
+            fn event(&self, event: Event) {
+                if let Event::Message(m) = event {
+                    let id = m["id"].to_string();
+                    lock(&self.0).push((id, std::thread::current().id()));
+                }
+            }
+        }
+        let sink = Arc::new(Threads(Mutex::new(Vec::new())));
+        let inbound = Inbound::with_sink(Arc::new(Drift::new(false)), sink.clone());
+        let end = End {
+            reason: Box::new(|alive| Box::pin(async move { alive.to_owned() })),
+            kill: Box::new(|| {}),
+        };
+        let feed = Feed::new(inbound, end);
+        let here = std::thread::current().id();
+        assert!(feed.fed(b"{\"id\":1}\n"));
+        let huge = format!(
+            "{{\"id\":2,\"result\":\"{}\"}}\n{{\"id\":3}}\n",
+            "x".repeat(3 * 1024 * 1024)
+        );
+        for piece in huge.as_bytes().chunks(64 * 1024) {
+            assert!(feed.fed(piece));
+        }
+        assert!(feed.fed(b"{\"id\":4}\n"));
+        for _ in 0..500 {
+            if lock(&sink.0).len() == 4 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let seen = lock(&sink.0).clone();
+        let ids: Vec<&str> = seen.iter().map(|(id, _)| id.as_str()).collect();
+        assert_eq!(ids, ["1", "2", "3", "4"]);
+        assert_eq!(seen[0].1, here, "a short line is routed where it was read");
+        assert_ne!(
+            seen[1].1, here,
+            "the huge one was parsed on the reading thread"
+        );
     }
 
     /// The end of the pipe ends the connection with the child's reason; an end reported twice
