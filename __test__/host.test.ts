@@ -8,6 +8,20 @@ import { example, fixture, liveChildren, running, runHost, startHost, waitFor } 
 
 const stubborn = fixture('stubborn-server.mjs');
 const lib = fileURLToPath(new URL('../lib/index.js', import.meta.url));
+// For a host script (Linux): `switches()`, the voluntary context switches of the runtime's
+// threads so far. Each wake-up of a parked runtime thread shows as one.
+const RUNTIME_SWITCHES = `
+  const switches = () => {
+    const { readdirSync, readFileSync } = require('node:fs');
+    let n = 0;
+    for (const t of readdirSync('/proc/self/task')) {
+      const lines = readFileSync('/proc/self/task/' + t + '/status', 'utf8').split('\\n');
+      const field = (name) => (lines.find((l) => l.startsWith(name + ':')) ?? '').slice(name.length + 1).trim();
+      if (field('Name') === 'tokio-rt-worker') n += Number(field('voluntary_ctxt_switches'));
+    }
+    return n;
+  };
+`;
 
 describe("the child's descriptors and stderr", () => {
   it("gets the host's stderr on fd 2 and no other descriptor of the host", async () => {
@@ -183,19 +197,10 @@ describe("the host's event loop and an in-process import", () => {
     // Each wake-up of a parked runtime thread shows as a voluntary context switch of it; the
     // opening, the sweep, the deadline timer and the close all run on the JS thread.
     const r = await runHost(`
-      const { readdirSync, readFileSync } = require('node:fs');
+      ${RUNTIME_SWITCHES}
       const { McpServer } = require('@modelcontextprotocol/sdk/server/mcp.js');
       const server = new McpServer({ name: 'local', version: '1.0.0' });
       server.registerTool('one', {}, async () => ({ content: [{ type: 'text', text: 'x' }] }));
-      const switches = () => {
-        let n = 0;
-        for (const t of readdirSync('/proc/self/task')) {
-          const lines = readFileSync('/proc/self/task/' + t + '/status', 'utf8').split('\\n');
-          const field = (name) => (lines.find((l) => l.startsWith(name + ':')) ?? '').slice(name.length + 1).trim();
-          if (field('Name') === 'tokio-rt-worker') n += Number(field('voluntary_ctxt_switches'));
-        }
-        return n;
-      };
       const cycle = async () => {
         const s = mcp({ transport: 'inprocess', server });
         if ((await s.tools({ runId: 'r' })).length !== 1) throw new Error('lost the tool');
@@ -232,16 +237,7 @@ describe("the host's event loop and a stdio import", () => {
     // runtime thread that read it would be woken by the pipe and would wake the JS thread in
     // turn (about two switches a call).
     const r = await runHost(`
-      const { readdirSync, readFileSync } = require('node:fs');
-      const switches = () => {
-        let n = 0;
-        for (const t of readdirSync('/proc/self/task')) {
-          const lines = readFileSync('/proc/self/task/' + t + '/status', 'utf8').split('\\n');
-          const field = (name) => (lines.find((l) => l.startsWith(name + ':')) ?? '').slice(name.length + 1).trim();
-          if (field('Name') === 'tokio-rt-worker') n += Number(field('voluntary_ctxt_switches'));
-        }
-        return n;
-      };
+      ${RUNTIME_SWITCHES}
       const s = mcp({ transport: 'stdio', command: process.execPath, args: [${JSON.stringify(stubborn)}], stderr: 'ignore' });
       const echo = (await s.tools({ runId: 'r' })).find((d) => d.name === 'echo');
       for (let i = 0; i < 20; i++) await echo.execute({ text: 'warm' }, {});
