@@ -52,6 +52,8 @@ pub struct Feed {
 struct Handed {
     chunks: Vec<Vec<u8>>,
     working: bool,
+    /// The pipe's end, read while the thread was at work: told once the chunks before it are.
+    end: Option<Option<String>>,
 }
 
 /// A message that has grown to this size in the line buffer is finished and parsed on a
@@ -99,13 +101,17 @@ impl Feed {
         true
     }
 
-    /// Routes the handed chunks, in order, until none is left.
-    fn work_through(&self) {
+    /// Routes the handed chunks, in order, until none is left; then the end, if it came.
+    fn work_through(self: &Arc<Self>) {
         loop {
             let chunks = {
                 let mut handed = lock(&self.handed);
                 if handed.chunks.is_empty() {
                     handed.working = false;
+                    if let Some(error) = handed.end.take() {
+                        drop(handed);
+                        self.end_now(error);
+                    }
                     return;
                 }
                 std::mem::take(&mut handed.chunks)
@@ -159,8 +165,19 @@ impl Feed {
         true
     }
 
-    /// The pipe ended (`error`: reading it failed, in the reader's words).
+    /// The pipe ended (`error`: reading it failed, in the reader's words). Told after what
+    /// was read before it, even while a runtime thread still works through that.
     pub fn end(self: &Arc<Self>, error: Option<String>) {
+        let mut handed = lock(&self.handed);
+        if handed.working {
+            handed.end.get_or_insert(error);
+            return;
+        }
+        drop(handed);
+        self.end_now(error);
+    }
+
+    fn end_now(self: &Arc<Self>, error: Option<String>) {
         let feed = self.clone();
         self.runtime.spawn(async move {
             let reason = match error {
@@ -336,16 +353,18 @@ mod tests {
 
     /// What the JS thread feeds is routed there, except a huge message: once one has 1 MiB in
     /// the line buffer, its rest and everything after it go to a runtime thread until that
-    /// one is done, and the lines still arrive in the order they were read.
-    #[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+    /// one is done, and the lines, then the pipe's end, still arrive in the order read.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_huge_message_is_finished_on_a_runtime_thread_in_order() {
         struct Threads(Mutex<Vec<(String, std::thread::ThreadId)>>);
         impl crate::transport::observe::Sink for Threads {
             fn event(&self, event: Event) {
-                if let Event::Message(m) = event {
-                    let id = m["id"].to_string();
-                    lock(&self.0).push((id, std::thread::current().id()));
-                }
+                let id = match event {
+                    Event::Message(m) => m["id"].to_string(),
+                    Event::Closed(reason) => reason,
+                    Event::Failed(id, _) => format!("failed {id}"),
+                };
+                lock(&self.0).push((id, std::thread::current().id()));
             }
         }
         let sink = Arc::new(Threads(Mutex::new(Vec::new())));
@@ -365,19 +384,69 @@ mod tests {
             assert!(feed.fed(piece));
         }
         assert!(feed.fed(b"{\"id\":4}\n"));
+        // The end read right after is told after them all.
+        feed.end(None);
         for _ in 0..500 {
-            if lock(&sink.0).len() == 4 {
+            if lock(&sink.0).len() == 5 {
                 break;
             }
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
         let seen = lock(&sink.0).clone();
         let ids: Vec<&str> = seen.iter().map(|(id, _)| id.as_str()).collect();
-        assert_eq!(ids, ["1", "2", "3", "4"]);
+        let closed = "mcp: the server process closed its stdout";
+        assert_eq!(ids, ["1", "2", "3", "4", closed]);
         assert_eq!(seen[0].1, here, "a short line is routed where it was read");
         assert_ne!(
             seen[1].1, here,
             "the huge one was parsed on the reading thread"
+        );
+    }
+
+    /// The pipe's end, read while a runtime thread still works through a huge message, waits
+    /// for it: the last answer of a server that answers and exits is not lost to its end.
+    /// Nothing runs on the runtime until the end was fed, so the order cannot come by chance.
+    #[test]
+    fn an_end_read_while_a_huge_message_is_parsed_comes_after_it() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        let (feed, mut events, _) = {
+            let _context = runtime.enter();
+            feed()
+        };
+        let huge = format!(
+            "{{\"id\":1,\"result\":\"{}\"}}\n{{\"id\":2}}\n",
+            "x".repeat(2 * 1024 * 1024)
+        );
+        for piece in huge.as_bytes().chunks(64 * 1024) {
+            assert!(feed.fed(piece));
+        }
+        feed.end(None);
+        assert!(
+            lock(&feed.handed).end.is_some(),
+            "the end was told before the chunks read ahead of it"
+        );
+        let mut seen = Vec::new();
+        runtime.block_on(async {
+            for _ in 0..500 {
+                while let Ok(event) = events.try_recv() {
+                    seen.push(match event {
+                        Event::Message(m) => m["id"].to_string(),
+                        Event::Closed(reason) => reason,
+                        Event::Failed(id, _) => format!("failed {id}"),
+                    });
+                }
+                if seen.len() == 3 {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        });
+        assert_eq!(
+            seen,
+            ["1", "2", "mcp: the server process closed its stdout"]
         );
     }
 
