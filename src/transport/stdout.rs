@@ -181,8 +181,8 @@ impl Feed {
         let feed = self.clone();
         self.runtime.spawn(async move {
             let reason = match error {
-                Some(e) => format!("mcp: reading the server's stdout failed: {e}"),
-                None => (feed.end.reason)("mcp: the server process closed its stdout").await,
+                Some(e) => read_failed(e),
+                None => (feed.end.reason)(STDOUT_CLOSED).await,
             };
             feed.finish(reason);
         });
@@ -201,6 +201,14 @@ impl Feed {
     fn is_over(&self) -> bool {
         lock(&self.partial).is_none()
     }
+}
+
+/// Why the connection ended when the child's stdout did (and its exit tells nothing more).
+const STDOUT_CLOSED: &str = "mcp: the server process closed its stdout";
+
+/// Why the connection ended when reading the child's stdout failed, whoever read it.
+fn read_failed(error: impl std::fmt::Display) -> String {
+    format!("mcp: reading the server's stdout failed: {error}")
 }
 
 /// How long what a server wrote is still read once it stopped reading.
@@ -255,14 +263,14 @@ pub async fn watch(
             }
         };
         let consumed = match chunk {
-            Ok([]) => break (feed.end.reason)("mcp: the server process closed its stdout").await,
+            Ok([]) => break (feed.end.reason)(STDOUT_CLOSED).await,
             Ok(bytes) => {
                 if !feed.chunk(bytes) {
                     return;
                 }
                 bytes.len()
             }
-            Err(e) => break format!("mcp: reading the server's stdout failed: {e}"),
+            Err(e) => break read_failed(e),
         };
         if let Some(reader) = reader.as_mut() {
             reader.consume(consumed);
@@ -394,8 +402,7 @@ mod tests {
         }
         let seen = lock(&sink.0).clone();
         let ids: Vec<&str> = seen.iter().map(|(id, _)| id.as_str()).collect();
-        let closed = "mcp: the server process closed its stdout";
-        assert_eq!(ids, ["1", "2", "3", "4", closed]);
+        assert_eq!(ids, ["1", "2", "3", "4", STDOUT_CLOSED]);
         assert_eq!(seen[0].1, here, "a short line is routed where it was read");
         assert_ne!(
             seen[1].1, here,
@@ -444,10 +451,7 @@ mod tests {
                 tokio::time::sleep(Duration::from_millis(10)).await;
             }
         });
-        assert_eq!(
-            seen,
-            ["1", "2", "mcp: the server process closed its stdout"]
-        );
+        assert_eq!(seen, ["1", "2", STDOUT_CLOSED]);
     }
 
     /// The end of the pipe ends the connection with the child's reason; an end reported twice
