@@ -2,11 +2,13 @@
 //!
 //! `serde_json::Value` with `preserve_order` builds an `IndexMap` (a hash table, a SipHash
 //! per key, an owned `String` per key and per string) for every object: for a 10 KB
-//! structured result that is most of what the reading thread spends per call. A `Lite` tree
-//! borrows its strings from the text wherever they carry no escape, keeps an object's members
-//! in one `Vec`, and is validated as it is (`LiteJson` is its representation for the
-//! `jsonschema` crate), so the result can be handed on as the server's own text, never
-//! re-serialized.
+//! structured result that is most of what the reading thread spends per call. A `Tree` is one
+//! `Vec` of slots in document order (a container's slot says how many members it has and
+//! where its slots end), borrows its strings from the text wherever they carry no escape, and
+//! is validated as it is (`LiteJson` is its representation for the `jsonschema` crate), so the
+//! result can be handed on as the server's own text, never re-serialized. One allocation per
+//! tree, not one per object: a tree of nested `Vec`s spent twice as long being built (and
+//! dropped) as serde_json spends reading the text.
 //!
 //! It is built by serde_json's own parser (same strings, same numbers, same errors), and
 //! refuses what it could not answer exactly as `Value` would: an object that repeats a key
@@ -21,15 +23,23 @@ use serde_json::{Number, Value};
 use std::borrow::Cow;
 use std::fmt;
 
-#[derive(Debug, Clone, PartialEq, Default)]
-pub(crate) enum Lite<'a> {
-    #[default]
+/// A parsed text: its slots in document order, the root first.
+#[derive(Debug)]
+pub(crate) struct Tree<'a> {
+    slots: Vec<Slot<'a>>,
+}
+
+/// One value of a tree. A container's members follow it (an object's as a key's slot, then
+/// its value's), and `end` is the index just past its last slot, so a reader steps over it
+/// whole.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Slot<'a> {
     Null,
     Bool(bool),
     Number(Num),
     Str(Cow<'a, str>),
-    Array(Vec<Lite<'a>>),
-    Object(Vec<(Cow<'a, str>, Lite<'a>)>),
+    Array { len: u32, end: u32 },
+    Object { len: u32, end: u32 },
 }
 
 /// A number as serde_json reads it (and as `Value` would hold it).
@@ -53,149 +63,337 @@ impl Num {
 
 /// `text` as a tree, or `None` when it is not JSON, repeats a key in an object, or nests more
 /// than `max_depth` arrays and objects.
-pub(crate) fn parse(text: &str, max_depth: usize) -> Option<Lite<'_>> {
+pub(crate) fn parse(text: &str, max_depth: usize) -> Option<Tree<'_>> {
     let mut de = serde_json::Deserializer::from_str(text);
-    let tree = Seed { depth: max_depth }.deserialize(&mut de).ok()?;
+    // About one slot per 5-10 bytes of typical JSON (a small call input has 3 in 16 bytes);
+    // a huge text grows the rest as it goes.
+    let mut slots = Vec::with_capacity((text.len() / 8 + 4).min(64 * 1024));
+    Seed {
+        depth: max_depth,
+        slots: &mut slots,
+    }
+    .deserialize(&mut de)
+    .ok()?;
     de.end().ok()?;
-    Some(tree)
+    Some(Tree { slots })
 }
 
-impl Lite<'_> {
+impl<'a> Tree<'a> {
+    /// The value the text is.
+    pub(crate) fn root(&self) -> Lite<'_> {
+        Lite {
+            slots: &self.slots,
+            at: 0,
+        }
+    }
+}
+
+/// One value of a tree, as its readers and the validator see it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Lite<'a> {
+    slots: &'a [Slot<'a>],
+    at: usize,
+}
+
+impl<'a> Lite<'a> {
+    fn slot(self) -> &'a Slot<'a> {
+        &self.slots[self.at]
+    }
+
     /// The same value as serde_json reads it: for the cold paths (an invalid result's issues,
     /// content that is not all text).
-    pub(crate) fn to_value(&self) -> Value {
-        match self {
-            Lite::Null => Value::Null,
-            Lite::Bool(b) => Value::Bool(*b),
-            Lite::Number(n) => Value::Number(n.number()),
-            Lite::Str(s) => Value::String(s.clone().into_owned()),
-            Lite::Array(items) => Value::Array(items.iter().map(Lite::to_value).collect()),
-            Lite::Object(members) => Value::Object(
-                members
-                    .iter()
-                    .map(|(k, v)| (k.clone().into_owned(), v.to_value()))
+    pub(crate) fn to_value(self) -> Value {
+        match self.slot() {
+            Slot::Null => Value::Null,
+            Slot::Bool(b) => Value::Bool(*b),
+            Slot::Number(n) => Value::Number(n.number()),
+            Slot::Str(s) => Value::String(s.clone().into_owned()),
+            Slot::Array { .. } => Value::Array(self.items().map(|v| v.to_value()).collect()),
+            Slot::Object { .. } => Value::Object(
+                self.members()
+                    .map(|(k, v)| (k.to_owned(), v.to_value()))
                     .collect(),
             ),
         }
     }
 
     /// The member `key` of an object.
-    pub(crate) fn get(&self, key: &str) -> Option<&Self> {
-        match self {
-            Lite::Object(members) => members.iter().find(|(k, _)| k == key).map(|(_, v)| v),
+    pub(crate) fn get(self, key: &str) -> Option<Lite<'a>> {
+        self.members().find(|(k, _)| *k == key).map(|(_, v)| v)
+    }
+
+    pub(crate) fn as_str(self) -> Option<&'a str> {
+        match self.slot() {
+            Slot::Str(s) => Some(s),
             _ => None,
         }
     }
 
-    pub(crate) fn as_str(&self) -> Option<&str> {
-        match self {
-            Lite::Str(s) => Some(s),
-            _ => None,
+    pub(crate) fn is_array(self) -> bool {
+        matches!(self.slot(), Slot::Array { .. })
+    }
+
+    /// An array's items (none for anything else).
+    pub(crate) fn items(self) -> Items<'a> {
+        let left = match self.slot() {
+            Slot::Array { len, .. } => *len,
+            _ => 0,
+        };
+        Items {
+            slots: self.slots,
+            at: self.at + 1,
+            left,
+        }
+    }
+
+    /// An object's members, in order (none for anything else).
+    fn members(self) -> Members<'a> {
+        let left = match self.slot() {
+            Slot::Object { len, .. } => *len,
+            _ => 0,
+        };
+        Members {
+            slots: self.slots,
+            at: self.at + 1,
+            left,
         }
     }
 }
 
-struct Seed {
+/// The index just past the value at `at`.
+fn past(slots: &[Slot<'_>], at: usize) -> usize {
+    match slots[at] {
+        Slot::Array { end, .. } | Slot::Object { end, .. } => end as usize,
+        _ => at + 1,
+    }
+}
+
+pub(crate) struct Items<'a> {
+    slots: &'a [Slot<'a>],
+    at: usize,
+    left: u32,
+}
+
+impl<'a> Iterator for Items<'a> {
+    type Item = Lite<'a>;
+
+    fn next(&mut self) -> Option<Lite<'a>> {
+        self.left = self.left.checked_sub(1)?;
+        let item = Lite {
+            slots: self.slots,
+            at: self.at,
+        };
+        self.at = past(self.slots, self.at);
+        Some(item)
+    }
+}
+
+pub(crate) struct Members<'a> {
+    slots: &'a [Slot<'a>],
+    at: usize,
+    left: u32,
+}
+
+impl<'a> Iterator for Members<'a> {
+    type Item = (&'a str, Lite<'a>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.left = self.left.checked_sub(1)?;
+        let key = match &self.slots[self.at] {
+            Slot::Str(k) => &**k,
+            // Unreachable: the builder writes a key's slot before each member's value.
+            _ => "",
+        };
+        let value = Lite {
+            slots: self.slots,
+            at: self.at + 1,
+        };
+        self.at = past(self.slots, self.at + 1);
+        Some((key, value))
+    }
+}
+
+/// Builds a value's slots onto the tree.
+struct Seed<'t, 'a> {
     /// Arrays and objects this value may still open.
     depth: usize,
+    slots: &'t mut Vec<Slot<'a>>,
 }
 
-impl<'de> DeserializeSeed<'de> for Seed {
-    type Value = Lite<'de>;
+impl<'de> DeserializeSeed<'de> for Seed<'_, 'de> {
+    type Value = ();
 
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Lite<'de>, D::Error> {
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
         d.deserialize_any(self)
     }
 }
 
-impl<'de> Visitor<'de> for Seed {
-    type Value = Lite<'de>;
+impl<'de> Visitor<'de> for Seed<'_, 'de> {
+    type Value = ();
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a JSON value")
     }
 
-    fn visit_unit<E>(self) -> Result<Lite<'de>, E> {
-        Ok(Lite::Null)
+    fn visit_unit<E>(self) -> Result<(), E> {
+        self.slots.push(Slot::Null);
+        Ok(())
     }
 
-    fn visit_bool<E>(self, b: bool) -> Result<Lite<'de>, E> {
-        Ok(Lite::Bool(b))
+    fn visit_bool<E>(self, b: bool) -> Result<(), E> {
+        self.slots.push(Slot::Bool(b));
+        Ok(())
     }
 
-    fn visit_u64<E>(self, u: u64) -> Result<Lite<'de>, E> {
-        Ok(Lite::Number(Num::U(u)))
+    fn visit_u64<E>(self, u: u64) -> Result<(), E> {
+        self.slots.push(Slot::Number(Num::U(u)));
+        Ok(())
     }
 
-    fn visit_i64<E>(self, i: i64) -> Result<Lite<'de>, E> {
-        Ok(Lite::Number(Num::I(i)))
+    fn visit_i64<E>(self, i: i64) -> Result<(), E> {
+        self.slots.push(Slot::Number(Num::I(i)));
+        Ok(())
     }
 
-    fn visit_f64<E>(self, f: f64) -> Result<Lite<'de>, E> {
-        Ok(Lite::Number(Num::F(f)))
+    fn visit_f64<E>(self, f: f64) -> Result<(), E> {
+        self.slots.push(Slot::Number(Num::F(f)));
+        Ok(())
     }
 
-    fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Lite<'de>, E> {
-        Ok(Lite::Str(Cow::Borrowed(s)))
+    fn visit_borrowed_str<E>(self, s: &'de str) -> Result<(), E> {
+        self.slots.push(Slot::Str(Cow::Borrowed(s)));
+        Ok(())
     }
 
-    fn visit_str<E>(self, s: &str) -> Result<Lite<'de>, E> {
-        Ok(Lite::Str(Cow::Owned(s.to_owned())))
+    fn visit_str<E>(self, s: &str) -> Result<(), E> {
+        self.slots.push(Slot::Str(Cow::Owned(s.to_owned())));
+        Ok(())
     }
 
-    fn visit_string<E>(self, s: String) -> Result<Lite<'de>, E> {
-        Ok(Lite::Str(Cow::Owned(s)))
+    fn visit_string<E>(self, s: String) -> Result<(), E> {
+        self.slots.push(Slot::Str(Cow::Owned(s)));
+        Ok(())
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Lite<'de>, A::Error> {
-        let depth = self.inner::<A::Error>()?;
-        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1024));
-        while let Some(item) = seq.next_element_seed(Seed { depth })? {
-            items.push(item);
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let depth = inner::<A::Error>(self.depth)?;
+        let at = self.slots.len();
+        self.slots.push(Slot::Array { len: 0, end: 0 });
+        let mut len = 0u32;
+        while seq
+            .next_element_seed(Seed {
+                depth,
+                slots: &mut *self.slots,
+            })?
+            .is_some()
+        {
+            len = len.checked_add(1).ok_or_else(too_big)?;
         }
-        Ok(Lite::Array(items))
+        let end = u32::try_from(self.slots.len()).map_err(|_| too_big())?;
+        self.slots[at] = Slot::Array { len, end };
+        Ok(())
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Lite<'de>, A::Error> {
-        let depth = self.inner::<A::Error>()?;
-        let mut members: Vec<(Cow<'de, str>, Lite<'de>)> = Vec::new();
-        while let Some(key) = map.next_key_seed(Key)? {
-            let value = map.next_value_seed(Seed { depth })?;
-            members.push((key, value));
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let depth = inner::<A::Error>(self.depth)?;
+        let at = self.slots.len();
+        self.slots.push(Slot::Object { len: 0, end: 0 });
+        let mut len = 0u32;
+        while map
+            .next_key_seed(Key {
+                slots: &mut *self.slots,
+            })?
+            .is_some()
+        {
+            map.next_value_seed(Seed {
+                depth,
+                slots: &mut *self.slots,
+            })?;
+            len = len.checked_add(1).ok_or_else(too_big)?;
         }
-        if repeats_a_key(&members) {
+        let end = u32::try_from(self.slots.len()).map_err(|_| too_big())?;
+        self.slots[at] = Slot::Object { len, end };
+        let object = Lite {
+            slots: self.slots,
+            at,
+        };
+        if repeats_a_key(object.members().map(|(k, _)| k), len as usize) {
             return Err(A::Error::custom("an object repeats a key"));
         }
-        Ok(Lite::Object(members))
+        Ok(())
     }
 }
 
-impl Seed {
-    fn inner<E: serde::de::Error>(self) -> Result<usize, E> {
-        self.depth
-            .checked_sub(1)
-            .ok_or_else(|| E::custom("nested too deeply"))
-    }
+fn inner<E: serde::de::Error>(depth: usize) -> Result<usize, E> {
+    depth
+        .checked_sub(1)
+        .ok_or_else(|| E::custom("nested too deeply"))
 }
 
-/// Whether two members share a key: pairwise for a few, sorted beyond (a result of 150,000
-/// distinct keys would otherwise cost 10^10 comparisons on the reading thread).
-fn repeats_a_key<V>(members: &[(Cow<'_, str>, V)]) -> bool {
-    if members.len() <= 16 {
-        return members
-            .iter()
-            .enumerate()
-            .any(|(i, (k, _))| members[..i].iter().any(|(seen, _)| seen == k));
+/// Past what a slot's index holds (more than 4 billion values: never a real message).
+fn too_big<E: serde::de::Error>() -> E {
+    E::custom("too many values")
+}
+
+/// Whether two of `len` keys are the same: pairwise for a few, sorted beyond (a result of
+/// 150,000 distinct keys would otherwise cost 10^10 comparisons on the reading thread).
+fn repeats_a_key<'k>(keys: impl Iterator<Item = &'k str>, len: usize) -> bool {
+    const FEW: usize = 16;
+    if len <= FEW {
+        let mut seen = [""; FEW];
+        for (i, key) in keys.enumerate().take(FEW) {
+            if seen[..i].contains(&key) {
+                return true;
+            }
+            seen[i] = key;
+        }
+        return false;
     }
-    let mut keys: Vec<&str> = members.iter().map(|(k, _)| &**k).collect();
+    let mut keys: Vec<&str> = keys.collect();
     keys.sort_unstable();
     keys.windows(2).any(|w| w[0] == w[1])
 }
 
-/// An object key, borrowed from the text when it has no escape.
-struct Key;
+/// An object key's slot, borrowed from the text when it has no escape.
+struct Key<'t, 'a> {
+    slots: &'t mut Vec<Slot<'a>>,
+}
 
-impl<'de> DeserializeSeed<'de> for Key {
+impl<'de> DeserializeSeed<'de> for Key<'_, 'de> {
+    type Value = ();
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Key<'_, 'de> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an object key")
+    }
+
+    fn visit_borrowed_str<E>(self, s: &'de str) -> Result<(), E> {
+        self.slots.push(Slot::Str(Cow::Borrowed(s)));
+        Ok(())
+    }
+
+    fn visit_str<E>(self, s: &str) -> Result<(), E> {
+        self.slots.push(Slot::Str(Cow::Owned(s.to_owned())));
+        Ok(())
+    }
+
+    fn visit_string<E>(self, s: String) -> Result<(), E> {
+        self.slots.push(Slot::Str(Cow::Owned(s)));
+        Ok(())
+    }
+}
+
+/// An object key, borrowed from the text when it has no escape (the envelope's).
+struct KeyText;
+
+impl<'de> DeserializeSeed<'de> for KeyText {
     type Value = Cow<'de, str>;
 
     fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Cow<'de, str>, D::Error> {
@@ -203,7 +401,7 @@ impl<'de> DeserializeSeed<'de> for Key {
     }
 }
 
-impl<'de> Visitor<'de> for Key {
+impl<'de> Visitor<'de> for KeyText {
     type Value = Cow<'de, str>;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -249,10 +447,10 @@ impl<'de: 'a, 'a> serde::Deserialize<'de> for RawObject<'a> {
 
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawObject<'de>, A::Error> {
                 let mut members: Vec<(Cow<'de, str>, &'de RawValue)> = Vec::new();
-                while let Some(key) = map.next_key_seed(Key)? {
+                while let Some(key) = map.next_key_seed(KeyText)? {
                     members.push((key, map.next_value()?));
                 }
-                if repeats_a_key(&members) {
+                if repeats_a_key(members.iter().map(|(k, _)| &**k), members.len()) {
                     return Err(A::Error::custom("an object repeats a key"));
                 }
                 Ok(RawObject(members))
@@ -266,9 +464,9 @@ impl<'de: 'a, 'a> serde::Deserialize<'de> for RawObject<'a> {
 pub(crate) struct LiteJson;
 
 impl Json for LiteJson {
-    type Node<'a> = &'a Lite<'a>;
+    type Node<'a> = Lite<'a>;
     type PreparedKey = Box<str>;
-    type StringBuffer = Lite<'static>;
+    type StringBuffer = Vec<Slot<'static>>;
     // Lookups scan an object's members; most objects a result carries are small.
     const KEYS_PER_LOOKUP: usize = 8;
 
@@ -277,12 +475,16 @@ impl Json for LiteJson {
     }
 
     fn with_string_node<T>(
-        buffer: &mut Lite<'static>,
+        buffer: &mut Vec<Slot<'static>>,
         string: &str,
         f: impl FnOnce(Self::Node<'_>) -> T,
     ) -> T {
-        *buffer = Lite::Str(Cow::Owned(string.to_owned()));
-        f(buffer)
+        buffer.clear();
+        buffer.push(Slot::Str(Cow::Owned(string.to_owned())));
+        f(Lite {
+            slots: buffer,
+            at: 0,
+        })
     }
 }
 
@@ -308,110 +510,105 @@ impl JsonNumber for Num {
     }
 }
 
-impl<'a> Node<'a, LiteJson> for &'a Lite<'a> {
-    type Object = &'a [(Cow<'a, str>, Lite<'a>)];
-    type Array = &'a [Lite<'a>];
+impl<'a> Node<'a, LiteJson> for Lite<'a> {
+    type Object = LiteObject<'a>;
+    type Array = LiteArray<'a>;
     type Number = Num;
 
-    fn as_object(&self) -> Option<Self::Object> {
-        match self {
-            Lite::Object(members) => Some(members),
+    fn as_object(&self) -> Option<LiteObject<'a>> {
+        match self.slot() {
+            Slot::Object { len, .. } => Some(LiteObject(*self, *len as usize)),
             _ => None,
         }
     }
 
-    fn as_array(&self) -> Option<Self::Array> {
-        match self {
-            Lite::Array(items) => Some(items),
+    fn as_array(&self) -> Option<LiteArray<'a>> {
+        match self.slot() {
+            Slot::Array { len, .. } => Some(LiteArray(*self, *len as usize)),
             _ => None,
         }
     }
 
     fn as_string(&self) -> Option<Cow<'a, str>> {
-        match self {
-            Lite::Str(s) => Some(Cow::Borrowed(&**s)),
-            _ => None,
-        }
+        self.as_str().map(Cow::Borrowed)
     }
 
     fn as_number(&self) -> Option<Num> {
-        match self {
-            Lite::Number(n) => Some(*n),
+        match self.slot() {
+            Slot::Number(n) => Some(*n),
             _ => None,
         }
     }
 
     fn as_boolean(&self) -> Option<bool> {
-        match self {
-            Lite::Bool(b) => Some(*b),
+        match self.slot() {
+            Slot::Bool(b) => Some(*b),
             _ => None,
         }
     }
 
     fn is_null(&self) -> bool {
-        matches!(self, Lite::Null)
+        matches!(self.slot(), Slot::Null)
     }
 
     fn json_type(&self) -> JsonType {
-        match self {
-            Lite::Null => JsonType::Null,
-            Lite::Bool(_) => JsonType::Boolean,
-            Lite::Number(_) => JsonType::Number,
-            Lite::Str(_) => JsonType::String,
-            Lite::Array(_) => JsonType::Array,
-            Lite::Object(_) => JsonType::Object,
+        match self.slot() {
+            Slot::Null => JsonType::Null,
+            Slot::Bool(_) => JsonType::Boolean,
+            Slot::Number(_) => JsonType::Number,
+            Slot::Str(_) => JsonType::String,
+            Slot::Array { .. } => JsonType::Array,
+            Slot::Object { .. } => JsonType::Object,
         }
     }
 
     fn to_value(&self) -> Cow<'a, Value> {
-        Cow::Owned(Lite::to_value(self))
+        Cow::Owned(Lite::to_value(*self))
     }
 
     fn identity(&self) -> Option<NodeIdentity> {
         Some(NodeIdentity::new(
-            std::ptr::from_ref::<Lite<'a>>(*self) as usize
+            std::ptr::from_ref::<Slot<'a>>(self.slot()) as usize,
         ))
     }
 }
 
-impl<'a> Object<'a, LiteJson> for &'a [(Cow<'a, str>, Lite<'a>)] {
-    type Node = &'a Lite<'a>;
+/// An object node and its number of members.
+#[derive(Clone, Copy)]
+pub(crate) struct LiteObject<'a>(Lite<'a>, usize);
+
+impl<'a> Object<'a, LiteJson> for LiteObject<'a> {
+    type Node = Lite<'a>;
     type MemberName = &'a str;
     type MembersIter = Members<'a>;
 
     fn len(&self) -> usize {
-        <[_]>::len(self)
+        self.1
     }
 
-    fn get(&self, key: &Box<str>) -> Option<&'a Lite<'a>> {
-        self.iter().find(|(k, _)| **k == **key).map(|(_, v)| v)
+    fn get(&self, key: &Box<str>) -> Option<Lite<'a>> {
+        self.0.get(key)
     }
 
     fn members(&self) -> Members<'a> {
-        Members(self.iter())
+        self.0.members()
     }
 }
 
-pub(crate) struct Members<'a>(std::slice::Iter<'a, (Cow<'a, str>, Lite<'a>)>);
+/// An array node and its number of items.
+#[derive(Clone, Copy)]
+pub(crate) struct LiteArray<'a>(Lite<'a>, usize);
 
-impl<'a> Iterator for Members<'a> {
-    type Item = (&'a str, &'a Lite<'a>);
-
-    fn next(&mut self) -> Option<Self::Item> {
-        self.0.next().map(|(k, v)| (&**k, v))
-    }
-}
-
-impl<'a> Array<'a, LiteJson> for &'a [Lite<'a>] {
-    type Node = &'a Lite<'a>;
-    type ElementsIter = std::slice::Iter<'a, Lite<'a>>;
+impl<'a> Array<'a, LiteJson> for LiteArray<'a> {
+    type Node = Lite<'a>;
+    type ElementsIter = Items<'a>;
 
     fn len(&self) -> usize {
-        <[_]>::len(self)
+        self.1
     }
 
-    fn elements(&self) -> Self::ElementsIter {
-        self.iter()
+    fn elements(&self) -> Items<'a> {
+        self.0.items()
     }
 }
 
@@ -424,15 +621,55 @@ mod tests {
         let text = r#"{"s":"h\u00e9llo \"q\"","n":[0,-1,1.5,18446744073709551615,1e300,-0],"b":[true,false,null],"o":{"k":{}}}"#;
         let tree = parse(text, 128).unwrap();
         assert_eq!(
-            tree.to_value(),
+            tree.root().to_value(),
             serde_json::from_str::<Value>(text).unwrap()
         );
         // Strings without an escape are borrowed from the text.
-        let Lite::Object(members) = &tree else {
-            panic!()
-        };
-        assert!(matches!(members[0].0, Cow::Borrowed(_)));
-        assert!(matches!(members[0].1, Lite::Str(Cow::Owned(_))));
+        assert!(matches!(tree.slots[1], Slot::Str(Cow::Borrowed("s"))));
+        assert!(matches!(tree.slots[2], Slot::Str(Cow::Owned(_))));
+        // Each container's slots end where its next sibling's begin.
+        let o = tree.root().get("o").unwrap();
+        assert_eq!(o.get("k").unwrap().to_value(), serde_json::json!({}));
+        assert_eq!(past(&tree.slots, o.at), tree.slots.len());
+        let n: Vec<Value> = tree
+            .root()
+            .get("n")
+            .unwrap()
+            .items()
+            .map(|v| v.to_value())
+            .collect();
+        assert_eq!(n.len(), 6);
+        assert_eq!(
+            tree.root().get("b").unwrap().to_value(),
+            serde_json::json!([true, false, null])
+        );
+    }
+
+    /// Members and items are stepped over whole, however deep the values between them nest,
+    /// and an empty container has none.
+    #[test]
+    fn walks_nested_values_as_value_does() {
+        for text in [
+            r#"[[],{},[[1,[2]],{"a":{"b":[3]}}],"x",{"k":[{},[]]},4]"#,
+            r#"{"a":[1,{"b":2}],"c":{"d":{"e":[[],[[]]]}},"f":null}"#,
+            r#"[]"#,
+            r#"{}"#,
+            r#""s""#,
+        ] {
+            let tree = parse(text, 128).unwrap();
+            assert_eq!(
+                tree.root().to_value(),
+                serde_json::from_str::<Value>(text).unwrap(),
+                "{text}"
+            );
+        }
+        let tree = parse(r#"{"a":[1,{"b":2}],"c":3}"#, 128).unwrap();
+        assert_eq!(
+            tree.root().get("c").unwrap().to_value(),
+            serde_json::json!(3)
+        );
+        assert!(tree.root().get("b").is_none());
+        assert_eq!(tree.root().get("a").unwrap().items().count(), 2);
     }
 
     /// A result object of 200,000 distinct keys reads (the check is sorted, not pairwise), and
@@ -451,6 +688,8 @@ mod tests {
         let raw: RawObject = serde_json::from_str(&distinct).unwrap();
         assert_eq!(raw.get("k199999"), Some("199999"));
         assert!(parse(&distinct, 128).is_some());
+        // The repeat is found among the keys of its own object, not a nested one's.
+        assert!(parse(r#"{"a":{"a":1},"b":[{"a":2}]}"#, 128).is_some());
         let repeated = wide(true);
         assert!(serde_json::from_str::<RawObject>(&repeated).is_err());
         assert!(parse(&repeated, 128).is_none());
@@ -479,7 +718,7 @@ mod tests {
     fn conforms_to_the_validator_contract() {
         let text = jsonschema::json::conformance::document().to_string();
         let tree = parse(&text, 128).unwrap();
-        jsonschema::json::conformance::assert_conformance::<LiteJson>(&&tree);
+        jsonschema::json::conformance::assert_conformance::<LiteJson>(&tree.root());
     }
 
     #[test]
@@ -506,7 +745,7 @@ mod tests {
         ] {
             let tree = parse(text, 128).unwrap();
             let v: Value = serde_json::from_str(text).unwrap();
-            assert_eq!(lite.is_valid(&tree), value.is_valid(&v), "{text}");
+            assert_eq!(lite.is_valid(tree.root()), value.is_valid(&v), "{text}");
         }
     }
 }

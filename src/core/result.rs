@@ -79,19 +79,19 @@ pub(crate) fn map_raw_result(
     }
     let content = match result.get("content") {
         None => None,
-        Some(c) => match lite::parse(c, RAW_DEPTH)? {
-            Lite::Array(blocks) => Some(blocks),
-            _ => return None,
-        },
+        Some(c) => Some(lite::parse(c, RAW_DEPTH).filter(|t| t.root().is_array())?),
     };
     match (output, result.get("structuredContent")) {
         (Some(_), None) => None,
         (Some(validator), Some(text)) => {
             let tree = lite::parse(text, RAW_DEPTH)?;
-            Some(if validator.lite_valid(&tree)? {
+            Some(if validator.lite_valid(tree.root())? {
                 Ok(text.to_owned())
             } else {
-                Err(does_not_match(tool, &validator.issues(&tree.to_value())))
+                Err(does_not_match(
+                    tool,
+                    &validator.issues(&tree.root().to_value()),
+                ))
             })
         }
         (None, Some(text)) => {
@@ -99,16 +99,20 @@ pub(crate) fn map_raw_result(
             Some(Ok(text.to_owned()))
         }
         (None, None) => {
-            let blocks = content.unwrap_or_default();
             let mut out = String::new();
-            if blocks.iter().all(lite_is_text) {
+            let Some(tree) = content else {
+                write_string(&mut out, "");
+                return Some(Ok(out));
+            };
+            let blocks = tree.root();
+            if blocks.items().all(|b| lite_is_text(&b)) {
                 let text: String = blocks
-                    .iter()
-                    .map(|b| b.get("text").and_then(Lite::as_str).unwrap_or(""))
+                    .items()
+                    .map(|b| b.get("text").and_then(|t| t.as_str()).unwrap_or(""))
                     .collect();
                 write_string(&mut out, &text);
             } else {
-                let value = map_content(blocks.iter().map(Lite::to_value).collect());
+                let value = map_content(blocks.items().map(|b| b.to_value()).collect());
                 out = serde_json::to_string(&value).ok()?;
             }
             Some(Ok(out))
@@ -117,7 +121,7 @@ pub(crate) fn map_raw_result(
 }
 
 fn lite_is_text(block: &Lite<'_>) -> bool {
-    block.get("type").and_then(Lite::as_str) == Some("text")
+    block.get("type").and_then(|t| t.as_str()) == Some("text")
 }
 
 fn is_text(block: &Value) -> bool {

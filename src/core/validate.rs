@@ -168,7 +168,7 @@ impl Compiled {
 
     /// Whether `instance` is valid, judged as `issues` would judge its `Value`; `None` when
     /// there is no validator for `Lite` trees (the caller takes the `Value` path).
-    pub(crate) fn lite_valid(&self, instance: &Lite<'_>) -> Option<bool> {
+    pub(crate) fn lite_valid(&self, instance: Lite<'_>) -> Option<bool> {
         let shared = &self.shared;
         let lite = shared.lite.get_or_init(|| {
             let schema: Value = serde_json::from_str(&shared.json).ok()?;
@@ -305,7 +305,7 @@ mod tests {
                     let tree = lite::parse(text, 128).unwrap();
                     let value: Value = serde_json::from_str(text).unwrap();
                     assert_eq!(
-                        c.lite_valid(&tree),
+                        c.lite_valid(tree.root()),
                         Some(c.issues(&value).is_empty()),
                         "{schema} {used_for:?} {text}"
                     );

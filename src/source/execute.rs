@@ -46,7 +46,8 @@ impl<C: Connector> Source<C> {
         };
         // Valid input is judged in a borrowed tree (`core::lite`); anything else is read as a
         // `Value`, which words why it is refused.
-        let valid = lite::parse(input, MAX_JSON_DEPTH).and_then(|t| spec.input.lite_valid(&t));
+        let valid =
+            lite::parse(input, MAX_JSON_DEPTH).and_then(|t| spec.input.lite_valid(t.root()));
         if valid != Some(true) {
             let arguments: Value = serde_json::from_str(input)
                 .map_err(|e| Failure::from(crate::core::error::input_not_json(&spec.name, &e)))?;
