@@ -363,34 +363,13 @@ impl<'de> DeserializeSeed<'de> for Key<'_, 'de> {
     type Value = ();
 
     fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_str(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Key<'_, 'de> {
-    type Value = ();
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("an object key")
-    }
-
-    fn visit_borrowed_str<E>(self, s: &'de str) -> Result<(), E> {
-        self.slots.push(Slot::Str(Cow::Borrowed(s)));
-        Ok(())
-    }
-
-    fn visit_str<E>(self, s: &str) -> Result<(), E> {
-        self.slots.push(Slot::Str(Cow::Owned(s.to_owned())));
-        Ok(())
-    }
-
-    fn visit_string<E>(self, s: String) -> Result<(), E> {
-        self.slots.push(Slot::Str(Cow::Owned(s)));
+        let key = KeyText.deserialize(d)?;
+        self.slots.push(Slot::Str(key));
         Ok(())
     }
 }
 
-/// An object key, borrowed from the text when it has no escape (the envelope's).
+/// An object key, borrowed from the text when it has no escape.
 struct KeyText;
 
 impl<'de> DeserializeSeed<'de> for KeyText {
