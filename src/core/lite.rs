@@ -168,6 +168,8 @@ fn past(slots: &[Slot<'_>], at: usize) -> usize {
     }
 }
 
+/// An array's items in order; the default has none.
+#[derive(Clone, Default)]
 pub(crate) struct Items<'a> {
     slots: &'a [Slot<'a>],
     at: usize,

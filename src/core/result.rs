@@ -99,20 +99,18 @@ pub(crate) fn map_raw_result(
             Some(Ok(text.to_owned()))
         }
         (None, None) => {
+            let blocks = content
+                .as_ref()
+                .map(|t| t.root().items())
+                .unwrap_or_default();
             let mut out = String::new();
-            let Some(tree) = content else {
-                write_string(&mut out, "");
-                return Some(Ok(out));
-            };
-            let blocks = tree.root();
-            if blocks.items().all(|b| lite_is_text(&b)) {
+            if blocks.clone().all(|b| lite_is_text(&b)) {
                 let text: String = blocks
-                    .items()
                     .map(|b| b.get("text").and_then(|t| t.as_str()).unwrap_or(""))
                     .collect();
                 write_string(&mut out, &text);
             } else {
-                let value = map_content(blocks.items().map(|b| b.to_value()).collect());
+                let value = map_content(blocks.map(|b| b.to_value()).collect());
                 out = serde_json::to_string(&value).ok()?;
             }
             Some(Ok(out))
