@@ -17,6 +17,18 @@ const spec = JSON.parse(process.argv[2]);
 // peer-absent case preloads otel-absent.cjs instead; see telemetry.mjs).
 const otel = spec.otel === 'sdk' ? await import('./otel-sdk.mjs') : null;
 const gc = () => globalThis.gc?.();
+// Memory as it stands once a collection is over: V8 hands the pages a collection freed back
+// to the system from a thread of its own, after the collection returns, so RSS read right
+// after gc() counts some of them or none by chance (up to 20 MB apart on the same run).
+// Collected, given time to let go of them, collected again.
+async function settled() {
+  gc();
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  gc();
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  gc();
+  return process.memoryUsage();
+}
 
 async function target(transport, tools) {
   if (transport === 'inprocess') return { kind: 'inprocess', server: sdkServer(tools) };
@@ -235,48 +247,47 @@ async function main() {
     // it, so its warm-up is a few calls (200 of them outlasted the per-process time limit).
     await calls(defs, name, input, op === 'wide' ? 3 : (spec.warmup ?? 200), op === 'wide' ? 1 : 8);
     if (op === 'plateau') {
-      // RSS after a short warm-up (10,000 calls), sampled after a GC every 10,000 calls up to
-      // 110,000 (`growthMb`: the last sample against the first), then every 100,000 up to
-      // 1,010,000 (`plateauMb`: the median of the last three against the sample at 110,000).
-      // `v8HeapGrowthMb`: how much of `growthMb` is V8's own heap (its young generation grows
-      // to its working size over the first calls), the rest being outside it.
+      // RSS after a short warm-up (10,000 calls), sampled every 10,000 calls up to 110,000
+      // (`growthMb`: the last sample against the first), then every 100,000 up to 1,010,000
+      // (`plateauMb`: the median of the last three against the sample at 110,000; `spec.later`
+      // samples of 100,000 calls, 9 unless given, and none when 0). Of `growthMb`, V8's own
+      // heap (`v8HeapGrowthMb`: its young generation grows to its working size over the first
+      // calls) and the rest, outside it (`outsideV8Mb`: the allocators, buffers, the addon).
       let heap = 0;
-      const rss = () => {
-        gc();
-        const m = process.memoryUsage();
+      const rss = async () => {
+        const m = await settled();
         heap = m.heapTotal / 2 ** 20;
         return m.rss / 2 ** 20;
       };
       await calls(defs, name, input, 10_000, 16);
-      const first = rss();
+      const first = await rss();
       const firstHeap = heap;
       for (let i = 0; i < 10; i++) await calls(defs, name, input, 10_000, 16);
-      const at110k = rss();
+      const at110k = await rss();
       const v8HeapGrowthMb = heap - firstHeap;
       const later = [];
-      for (let i = 0; i < 9; i++) {
+      for (let i = 0; i < (spec.later ?? 9); i++) {
         await calls(defs, name, input, 100_000, 16);
-        later.push(rss());
+        later.push(await rss());
       }
       const mid3 = (xs) => [...xs].sort((a, b) => a - b)[1];
-      return { growthMb: at110k - first, v8HeapGrowthMb, plateauMb: mid3(later.slice(-3)) - at110k, rssMb: at110k };
+      const plateauMb = later.length >= 3 ? mid3(later.slice(-3)) - at110k : 0;
+      const growthMb = at110k - first;
+      return { growthMb, v8HeapGrowthMb, outsideV8Mb: growthMb - v8HeapGrowthMb, plateauMb, rssMb: at110k };
     }
     if (op === 'growth') {
       // Growth means a leak only once the heaps have reached their working size: V8's young
       // generation and the allocators' arenas keep expanding over the first 100,000 calls or
       // so, and afterwards RSS still swings by 10-20 MB as they hand pages back and take them
-      // again. So: warm up, sample RSS after a GC every tenth of the run, and compare the
-      // median of the last three samples with the median of the first three.
+      // again. So: warm up, sample RSS every tenth of the run, and compare the median of the
+      // last three samples with the median of the first three.
       await calls(defs, name, input, spec.warmup ?? 200_000, 16);
       const samples = [];
-      const sample = () => {
-        gc();
-        samples.push(process.memoryUsage().rss / 2 ** 20);
-      };
-      sample();
+      const sample = async () => samples.push((await settled()).rss / 2 ** 20);
+      await sample();
       for (let i = 0; i < 10; i++) {
         await calls(defs, name, input, spec.calls / 10, 16);
-        sample();
+        await sample();
       }
       const mid3 = (xs) => [...xs].sort((a, b) => a - b)[1];
       return { growthMb: mid3(samples.slice(-3)) - mid3(samples.slice(0, 3)) };

@@ -21,7 +21,8 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 /** One fresh process of `spec` (or one run of the Rust floor): its figures. */
 function once(spec) {
   if (spec.impl === 'rust') return rustFloor(spec);
-  const out = execFileSync(process.execPath, ['--expose-gc', caseScript, JSON.stringify(spec)], { encoding: 'utf8', timeout: 120_000 });
+  // `spec.node`: flags of Node's own for the case's process (V8's heap sizes, say).
+  const out = execFileSync(process.execPath, [...(spec.node ?? []), '--expose-gc', caseScript, JSON.stringify(spec)], { encoding: 'utf8', timeout: 120_000 });
   return JSON.parse(out.trim().split('\n').pop());
 }
 
@@ -229,8 +230,23 @@ const plateau = compare(
   true,
 );
 extra(plateau, 'v8HeapGrowthMb', 'MB', 'lower');
+extra(plateau, 'outsideV8Mb', 'MB (RSS growth less V8 heap growth)', 'lower');
 extra(plateau, 'rssMb', 'MB at 110,000', 'lower');
 extra(plateau && { ...plateau, label: 'RSS from 110,000 to 1,010,000 calls (stdio-fast, c16)' }, 'plateauMb', 'MB', 'lower');
+// The same 100,000 calls with V8's young generation held at its smallest (1 MB semi-spaces):
+// V8 grows it with the rate at which objects survive its scavenges, to 16 MB semi-spaces by
+// default, a host's setting and the same for every client. Held, what grows is the rest: the
+// allocators' arenas, buffers at their high-water mark, the old generation.
+const held = compare(
+  'RSS growth over 100,000 calls after 10,000, young generation held (stdio-fast, c16, node --max-semi-space-size=1)',
+  { op: 'plateau', transport: 'stdio-fast', later: 0, node: ['--max-semi-space-size=1'] },
+  'growthMb',
+  'MB',
+  'lower',
+  true,
+);
+extra(held, 'v8HeapGrowthMb', 'MB', 'lower');
+extra(held, 'outsideV8Mb', 'MB (RSS growth less V8 heap growth)', 'lower');
 
 // 7. OpenTelemetry per call: peer absent (baseline), API installed, SDK recording.
 for (const row of only === undefined ? [...eraRows(RUNS), ...asksRows(RUNS)] : []) {
