@@ -43,6 +43,8 @@ function report(log, p) {
   }
 }
 
+const SETTLED = Promise.resolve();
+
 // Sources with calls in flight: held here while nothing else may hold them (a host that awaits
 // a call after dropping its source and ToolDefs must still see the call settle).
 /** @type {Set<Calls>} */
@@ -70,6 +72,14 @@ class Calls {
      * @type {Map<AbortSignal, { calls: Set<Call>, listener: () => void }>}
      */
     this.aborters = new Map();
+    /**
+     * An in-process source's bridge (lib/inprocess.js): what a call sends while it is started
+     * reaches the server once the call is registered (at once when it is the only call in flight).
+     * @type {{ hold(): void, flush(alone: boolean): void } | null}
+     */
+    this.bridge = null;
+    /** Whether the last call started was the only one in flight. */
+    this.alone = false;
     this.held = false;
     this.releaseQueued = false;
     // Let go of the event loop once nothing is in flight, checked after the settled callers'
@@ -94,7 +104,9 @@ class Calls {
   releaseIfIdle() {
     if (this.releaseQueued || this.waiting.size !== 0) return;
     this.releaseQueued = true;
-    queueMicrotask(this.release);
+    // A reaction of a settled promise, not queueMicrotask, which makes an async resource and a
+    // bound function for every callback: the same queue, in the same order.
+    SETTLED.then(this.release);
   }
 
   /** Settles what one segment of a batch (`takeCompletions()`'s text) finished. */
@@ -138,6 +150,30 @@ class Calls {
    * @returns {Promise<unknown>}
    */
   execute(snapshot, def, index, input, ctx, traits) {
+    const bridge = this.bridge;
+    if (bridge === null) return this.begin(snapshot, def, index, input, ctx, traits);
+    bridge.hold();
+    try {
+      return this.begin(snapshot, def, index, input, ctx, traits);
+    } finally {
+      // One at a time: this call, and the one before it, each the only one in flight.
+      const alone = this.waiting.size <= 1;
+      bridge.flush(alone && this.alone);
+      this.alone = alone;
+    }
+  }
+
+  /**
+   * `execute` itself: the call refused, or sent and registered.
+   * @param {NativeSnapshot} snapshot
+   * @param {{ name: string }} def
+   * @param {number} index
+   * @param {unknown} input
+   * @param {Partial<ToolContext> | undefined} ctx
+   * @param {unknown} traits
+   * @returns {Promise<unknown>}
+   */
+  begin(snapshot, def, index, input, ctx, traits) {
     const signal = ctx != null && ctx.signal != null ? ctx.signal : undefined;
     if (signal?.aborted) {
       return Promise.reject(new Error(abortedMessage(`${def.name}`)));

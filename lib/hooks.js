@@ -116,6 +116,8 @@ function sourceHooks(config, transport, calls, closing, otel, listed) {
   const http = config.http;
   const settle = (text) => calls.settle(text);
   const bridge = transport === 'inprocess' && config.server != null ? makeInprocessBridge(config.server, () => calls.native, settle) : null;
+  // A call's request goes to the server as soon as the call is registered (Calls.execute).
+  calls.bridge = bridge;
   return {
     // Finished calls are waiting in a batch.
     wake: () => calls.wake(),

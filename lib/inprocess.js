@@ -41,16 +41,40 @@ function makeInprocessBridge(server, getNative, settle) {
     }
   }
 
-  // Called by the native side on the JS thread, in the middle of starting a call: the server
-  // gets the message in a microtask, once the caller has registered the call it answers.
-  // Messages started in one turn share one microtask, in order.
+  // Called by the native side on the JS thread; the server gets each message in order. What
+  // a call sends while it is started (between `hold()` and `flush()`, which Calls.execute puts
+  // around it) waits until the caller has registered the call it answers. A call made alone
+  // then reaches the server before execute() returns, where a microtask would be one more turn
+  // of the queue on its way; the calls started in one turn while others are in flight share
+  // one microtask, in which the server takes them in a row (measured faster at 16 and 128
+  // calls in flight than each delivered on its own). Anything else sent in a turn goes in
+  // that turn's microtask too.
   const soon = [];
+  let holding = false;
+  let scheduled = false;
   const drain = () => {
+    scheduled = false;
     for (let i = 0; i < soon.length; i++) toServer(soon[i]);
     soon.length = 0;
   };
+  const later = () => {
+    if (scheduled) return;
+    scheduled = true;
+    queueMicrotask(drain);
+  };
   function toServerSoon(text) {
-    if (soon.push(text) === 1) queueMicrotask(drain);
+    soon.push(text);
+    if (!holding) later();
+  }
+  function hold() {
+    holding = true;
+  }
+  /** @param {boolean} alone whether the call just started is the only one in flight */
+  function flush(alone) {
+    holding = false;
+    if (soon.length === 0) return;
+    if (alone) drain();
+    else later();
   }
 
   async function detach() {
@@ -64,7 +88,7 @@ function makeInprocessBridge(server, getNative, settle) {
   }
 
   const bridge = { closedByServer };
-  return { attach, toServer, toServerSoon, detach };
+  return { attach, toServer, toServerSoon, detach, hold, flush };
 }
 
 // Made outside the bridge's scope, so its methods hold the link alone.
