@@ -6,6 +6,7 @@ import { lockText, mcp, toolsetHash } from '../lib/index.mjs';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import v8 from 'node:v8';
 import { addonSource, sdkSource } from './clients.mjs';
 import { rawSource } from './raw-client.mjs';
 import { serverCommand } from './servers/commands.mjs';
@@ -253,10 +254,12 @@ async function main() {
       // samples of 100,000 calls, 9 unless given, and none when 0). Of `growthMb`, V8's own
       // heap (`v8HeapGrowthMb`: its young generation grows to its working size over the first
       // calls) and the rest, outside it (`outsideV8Mb`: the allocators, buffers, the addon).
+      // V8's heap as it is resident (`physical_space_size`): `heapTotal` counts what it has
+      // reserved, whose pages count in RSS only once first written, calls later.
       let heap = 0;
       const rss = async () => {
         const m = await settled();
-        heap = m.heapTotal / 2 ** 20;
+        heap = v8.getHeapSpaceStatistics().reduce((sum, space) => sum + space.physical_space_size, 0) / 2 ** 20;
         return m.rss / 2 ** 20;
       };
       await calls(defs, name, input, 10_000, 16);

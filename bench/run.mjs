@@ -229,8 +229,8 @@ const plateau = compare(
   'lower',
   true,
 );
-extra(plateau, 'v8HeapGrowthMb', 'MB', 'lower');
-extra(plateau, 'outsideV8Mb', 'MB (RSS growth less V8 heap growth)', 'lower');
+extra(plateau, 'v8HeapGrowthMb', "MB (V8's heap, resident)", 'lower');
+extra(plateau, 'outsideV8Mb', "MB (RSS growth less V8's resident heap's)", 'lower');
 extra(plateau, 'rssMb', 'MB at 110,000', 'lower');
 extra(plateau && { ...plateau, label: 'RSS from 110,000 to 1,010,000 calls (stdio-fast, c16)' }, 'plateauMb', 'MB', 'lower');
 // The same 100,000 calls with V8's young generation held at its smallest (1 MB semi-spaces):
@@ -245,8 +245,8 @@ const held = compare(
   'lower',
   true,
 );
-extra(held, 'v8HeapGrowthMb', 'MB', 'lower');
-extra(held, 'outsideV8Mb', 'MB (RSS growth less V8 heap growth)', 'lower');
+extra(held, 'v8HeapGrowthMb', "MB (V8's heap, resident)", 'lower');
+extra(held, 'outsideV8Mb', "MB (RSS growth less V8's resident heap's)", 'lower');
 
 // 7. OpenTelemetry per call: peer absent (baseline), API installed, SDK recording.
 for (const row of only === undefined ? [...eraRows(RUNS), ...asksRows(RUNS)] : []) {
