@@ -18,6 +18,8 @@ function rawServer(sync: boolean) {
   const seen: number[] = [];
   const server = {
     seen,
+    /** Run right after the server answered a call whose text is 'nest' (from inside onmessage). */
+    nested: undefined as (() => void) | undefined,
     async connect(transport: any) {
       transport.onmessage = (msg: any) => {
         if (msg.id === undefined) return;
@@ -33,6 +35,7 @@ function rawServer(sync: boolean) {
         const reply = () => transport.send({ jsonrpc: '2.0', id: msg.id, result });
         if (sync) void reply();
         else void Promise.resolve().then(reply);
+        if (msg.params?.arguments?.text === 'nest') server.nested?.();
       };
       await transport.start();
     },
@@ -68,6 +71,22 @@ describe.each([false, true])('in-process delivery (server answers inside onmessa
     const ids = server.seen.slice(before);
     expect(ids).toHaveLength(20);
     expect([...ids].sort((x, y) => x - y)).toEqual(ids);
+  });
+
+  it('takes a call the server starts from inside its onmessage once, after what came before it', async () => {
+    const { server, echo } = await open(sync);
+    expect(await echo.execute({ text: 'a' }, ctx)).toBe('a');
+    let inner: Promise<unknown> | undefined;
+    server.nested = () => {
+      server.nested = undefined;
+      inner = echo.execute({ text: 'inner' }, ctx);
+    };
+    const before = server.seen.length;
+    expect(await echo.execute({ text: 'nest' }, ctx)).toBe('nest');
+    expect(await inner).toBe('inner');
+    const ids = server.seen.slice(before);
+    expect(ids).toHaveLength(2);
+    expect(ids[0]).toBeLessThan(ids[1]);
   });
 
   it('sends nothing for a refused input, and the calls after it still go out', async () => {

@@ -52,10 +52,19 @@ function makeInprocessBridge(server, getNative, settle) {
   const soon = [];
   let holding = false;
   let scheduled = false;
+  let draining = false;
   const drain = () => {
     scheduled = false;
-    for (let i = 0; i < soon.length; i++) toServer(soon[i]);
-    soon.length = 0;
+    // A server that starts a call from inside its onmessage reaches here again: the loop
+    // already running takes what that call sent, after what was before it.
+    if (draining) return;
+    draining = true;
+    try {
+      for (let i = 0; i < soon.length; i++) toServer(soon[i]);
+    } finally {
+      soon.length = 0;
+      draining = false;
+    }
   };
   const later = () => {
     if (scheduled) return;
