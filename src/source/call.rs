@@ -5,7 +5,9 @@
 //! `inputResponses` and the server's `requestState` as it sent it, within the call's one
 //! `callMs` and at most `maxInputRounds` times.
 
-use super::plan::{answers, incomplete, timed_out, typed, Done, Failed, Plan};
+use super::plan::{
+    another_round, answers, incomplete, timed_out, typed, until_closed, Done, Failed, Plan,
+};
 use super::tasks;
 use super::{redacted, redacted_failure, ErrorType};
 use crate::client::rpc::{Answer, Fast, Listener, Request, RpcError, Waiter};
@@ -19,7 +21,7 @@ use std::time::{Duration, Instant};
 
 /// Sends request `id` of the call.
 #[allow(clippy::too_many_arguments)]
-pub(super) fn submit<D>(
+pub(super) fn submit(
     plan: Arc<Plan>,
     id: u64,
     params: &str,
@@ -27,10 +29,8 @@ pub(super) fn submit<D>(
     mirrored: Vec<(String, String)>,
     timeout: Duration,
     progress: Option<Listener>,
-    done: D,
-) where
-    D: FnOnce(u64, Result<String, Failed>) + Send + 'static,
-{
+    done: Done,
+) {
     let snapshot = plan.snapshot.clone();
     let spec = &snapshot.tools[plan.index];
     let waiter = waiter(plan, done);
@@ -46,10 +46,7 @@ pub(super) fn submit<D>(
         .send(id, request, Some(timeout), progress, waiter);
 }
 
-fn waiter<D>(plan: Arc<Plan>, done: D) -> Waiter
-where
-    D: FnOnce(u64, Result<String, Failed>) + Send + 'static,
-{
+fn waiter(plan: Arc<Plan>, done: Done) -> Waiter {
     let fast_plan = plan.clone();
     let fast: Fast = Arc::new(move |result: &RawObject| {
         let spec = &fast_plan.snapshot.tools[fast_plan.index];
@@ -73,10 +70,9 @@ where
             .map(|mapped| mapped.map_err(|f| redacted_failure(&fast_plan.secrets, f)))
     });
     Waiter::answered(Some(fast), move |answer| {
-        let first = plan.first;
         let reply = match answer {
             Answer::Mapped(outcome) => {
-                return done(first, outcome.map_err(|f| (f, result_error_type(false))))
+                return done.finish(outcome.map_err(|f| (f, result_error_type(false))))
             }
             Answer::Reply(reply) => reply,
         };
@@ -97,7 +93,7 @@ where
             Err(f) if f.lost && plan.snapshot.conn.rpc.modern() => {
                 if let Some(rounds) = plan.rounds.as_ref().filter(|r| r.repeatable) {
                     if !rounds.repeated.swap(true, Ordering::Relaxed) {
-                        return repeat(plan, Box::new(done));
+                        return repeat(plan, done);
                     }
                 }
                 let unknown = f.map_message(|m| {
@@ -105,23 +101,20 @@ where
                         "{m}; whether it ran is unknown, and it was not sent again (a call is sent again only for a tool with risk 'read' or listed in 'idempotent', and once)"
                     )
                 });
-                return done(
-                    first,
-                    Err((unknown, ErrorType::Borrowed("unknown_outcome"))),
-                );
+                return done.finish(Err((unknown, ErrorType::Borrowed("unknown_outcome"))));
             }
-            Err(f) => return done(first, Err((f, error_type))),
+            Err(f) => return done.finish(Err((f, error_type))),
         };
         let mapped = match result.get("resultType") {
             Some(kind) if kind == "input_required" && plan.rounds.is_some() => {
-                return again(plan, result, Box::new(done));
+                return again(plan, result, done);
             }
             Some(kind) if kind == "task" && plan.tasks() => {
-                return tasks::follow(plan, true, result, Box::new(done));
+                return tasks::follow(plan, true, result, done);
             }
             None if plan.tasks() && result.get("task").is_some_and(Value::is_object) => {
                 let task = result.get("task").cloned().unwrap_or_default();
-                return tasks::follow(plan, false, task, Box::new(done));
+                return tasks::follow(plan, false, task, done);
             }
             Some(kind) if kind != "complete" => Err(redacted_failure(
                 &plan.secrets,
@@ -133,7 +126,7 @@ where
         // serde_json's writer, not `Display`, which goes through `fmt` per token.
         .map(|value| serde_json::to_string(&value).unwrap_or_else(|_| "null".into()))
         .map_err(|f| (f, error_type));
-        done(first, mapped);
+        done.finish(mapped);
     })
 }
 
@@ -144,7 +137,7 @@ fn again(plan: Arc<Plan>, result: Value, done: Done) {
     };
     let runtime = rounds.runtime.clone();
     runtime.spawn(async move {
-        match next_round(&plan, result).await {
+        match until_closed(&plan, next_round(&plan, result)).await {
             Ok((id, params)) => {
                 let Some(rounds) = &plan.rounds else {
                     return;
@@ -162,7 +155,7 @@ fn again(plan: Arc<Plan>, result: Value, done: Done) {
                     done,
                 );
             }
-            Err((f, kind)) => done(plan.first, Err((redacted_failure(&plan.secrets, f), kind))),
+            Err((f, kind)) => done.finish(Err((redacted_failure(&plan.secrets, f), kind))),
         }
     });
 }
@@ -176,7 +169,7 @@ fn repeat(plan: Arc<Plan>, done: Done) {
     let id = plan.snapshot.conn.rpc.reserve_id();
     if !rounds.asker.moved(plan.first, id) {
         let aborted = crate::core::error::aborted(&spec.name).into();
-        return done(plan.first, Err(typed("cancelled")(aborted)));
+        return done.finish(Err(typed("cancelled")(aborted)));
     }
     let left = rounds.deadline.saturating_duration_since(Instant::now());
     let text = rounds.params(&spec.original, "");
@@ -198,16 +191,7 @@ fn repeat(plan: Arc<Plan>, done: Done) {
 async fn next_round(plan: &Plan, result: Value) -> Result<(u64, String), Failed> {
     let rounds = plan.rounds()?;
     let spec = &plan.snapshot.tools[plan.index];
-    let taken = rounds.taken.fetch_add(1, Ordering::Relaxed) + 1;
-    let max = rounds.asker.max_rounds();
-    if taken > max {
-        return Err(format!(
-            "mcp: tool '{}' asked for input more than {max} times (maxInputRounds); the call ends unanswered",
-            spec.name
-        )
-        .into())
-        .map_err(typed("invalid_result"));
-    }
+    another_round(plan)?;
     let mut result = match result {
         Value::Object(r) => r,
         _ => Map::new(),

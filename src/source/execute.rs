@@ -22,6 +22,17 @@ fn told_as(listener: Listener, id: u64) -> Listener {
     })
 }
 
+/// `listener`, handed what a server says during a call (progress messages, log messages, a
+/// task's status) under the one rule for a server's text that reaches the host
+/// (`core::shown::server_value`: the source's secrets redacted, controls made visible,
+/// bounded).
+fn shown_to(listener: Listener, secrets: Arc<crate::core::secrets::Secrets>) -> Listener {
+    Arc::new(move |p: Value| {
+        let redact = |text: &str| secrets.redact(text);
+        listener(crate::core::shown::server_value(&p, &redact))
+    })
+}
+
 impl<C: Connector> Source<C> {
     /// `execute`, started: validates the input, sends tools/call with the original name, and
     /// hands `done` the call's id and the mapped result's JSON text (`result.rs`) on
@@ -60,6 +71,7 @@ impl<C: Connector> Source<C> {
                 )));
             }
         }
+        let progress = progress.map(|l| shown_to(l, self.secrets.clone()));
         let call_ms = self.config.timeouts.call.ms;
         let id = snapshot.conn.rpc.reserve_id();
         // A 2025 server runs a call as a task only when asked, per request, and only for a tool
@@ -97,6 +109,7 @@ impl<C: Connector> Source<C> {
             .then(|| self.asker.runtime())
             .flatten();
         let Some(runtime) = runtime else {
+            let done = plan::Done::new(id, snapshot.clone(), index, done);
             let plan = Arc::new(plan);
             call::submit(plan, id, &text, meta, mirrored, timeout, progress, done);
             return Ok(id);
@@ -115,7 +128,12 @@ impl<C: Connector> Source<C> {
             repeatable,
             repeated: Default::default(),
         });
-        let done = self.tracked(&plan, id, deadline, done);
+        let done = plan::Done::new(
+            id,
+            snapshot.clone(),
+            index,
+            self.tracked(&plan, id, deadline, done),
+        );
         call::submit(
             Arc::new(plan),
             id,
@@ -175,7 +193,7 @@ impl<C: Connector> Source<C> {
         let call_ms = self.config.timeouts.call.ms;
         let id = snapshot.conn.rpc.reserve_id();
         let deadline = std::time::Instant::now() + self.config.timeouts.call.duration;
-        let told = progress.map(|listener| told_as(listener, id));
+        let told = progress.map(|listener| told_as(shown_to(listener, self.secrets.clone()), id));
         let plan = plan::Plan {
             snapshot: snapshot.clone(),
             index,
@@ -195,11 +213,16 @@ impl<C: Connector> Source<C> {
                 repeated: Default::default(),
             }),
         };
-        let done = self.tracked(&plan, id, deadline, done);
+        let done = plan::Done::new(
+            id,
+            snapshot.clone(),
+            index,
+            self.tracked(&plan, id, deadline, done),
+        );
         let modern = matches!(snapshot.conn.era.get(), Some(Era::Modern { .. }));
         // Polled at once: the task has run while the host was away.
         let task = json!({ "taskId": task_id, "status": "working", "pollIntervalMs": 0, "pollInterval": 0 });
-        tasks::follow(Arc::new(plan), modern, task, Box::new(done));
+        tasks::follow(Arc::new(plan), modern, task, done);
         Ok(id)
     }
 

@@ -11,7 +11,7 @@ use crate::core::jcs::{format_f64, write_string};
 use crate::core::result::map_result;
 use crate::core::secrets::Secrets;
 use serde_json::{Map, Value};
-use std::sync::atomic::AtomicU32;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -71,8 +71,100 @@ impl Rounds {
     }
 }
 
-/// The call's end: its first id and its mapped result's JSON text, or why it failed.
-pub(super) type Done = Box<dyn FnOnce(u64, Result<String, Failed>) + Send>;
+/// What a call's end is handed: its first id and its mapped result's JSON text, or why it
+/// failed.
+type End = Box<dyn FnOnce(u64, Result<String, Failed>) + Send>;
+
+/// A call's end, told exactly once. `finish` tells the outcome; a `Done` dropped unfinished
+/// (the work that held it unwound in a panic, returned early, or was dropped with its runtime
+/// or by `close()`) tells a typed failure from its drop, so a call settles by construction:
+/// an `execute()` never waits past every deadline for an end nobody holds any more.
+pub(super) struct Done {
+    first: u64,
+    end: Option<End>,
+    /// The tool, for the failure's words (a shared handle: the call path pays no copy).
+    snapshot: Arc<Snapshot>,
+    index: usize,
+}
+
+impl Done {
+    pub fn new(
+        first: u64,
+        snapshot: Arc<Snapshot>,
+        index: usize,
+        end: impl FnOnce(u64, Result<String, Failed>) + Send + 'static,
+    ) -> Self {
+        Self {
+            first,
+            end: Some(Box::new(end)),
+            snapshot,
+            index,
+        }
+    }
+
+    /// Tells the call's outcome.
+    pub fn finish(mut self, outcome: Result<String, Failed>) {
+        if let Some(end) = self.end.take() {
+            end(self.first, outcome);
+        }
+    }
+}
+
+impl Drop for Done {
+    fn drop(&mut self) {
+        let Some(end) = self.end.take() else {
+            return;
+        };
+        let tool = self.snapshot.tools.get(self.index).map_or("?", |t| &t.name);
+        let why = format!("mcp: tool '{tool}' failed: the call ended without an outcome");
+        end(self.first, Err(typed("internal")(why.into())));
+    }
+}
+
+/// How often a call's further work (a round's hooks, a task's polls) looks whether its
+/// connection ended.
+const CLOSED_WATCH: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// `work` of the call, ended early with the connection's end (`close()`, a dead server): a
+/// round waiting on a hook or a task waiting between polls then settles at once, not at its
+/// deadline.
+pub(super) async fn until_closed<T>(
+    plan: &Plan,
+    work: impl std::future::Future<Output = Result<T, Failed>>,
+) -> Result<T, Failed> {
+    let rpc = &plan.snapshot.conn.rpc;
+    let closed = async {
+        loop {
+            if let Some(reason) = rpc.is_closed() {
+                return reason;
+            }
+            tokio::time::sleep(CLOSED_WATCH).await;
+        }
+    };
+    tokio::select! {
+        outcome = work => outcome,
+        reason = closed => Err(typed("closed")(reason.into())),
+    }
+}
+
+/// Counts one more round of input the call's server asked for (a call's `input_required`
+/// result, or a task's): the call ends past `maxInputRounds`.
+pub(super) fn another_round(plan: &Plan) -> Result<(), Failed> {
+    let rounds = plan.rounds()?;
+    let taken = rounds.taken.fetch_add(1, Ordering::Relaxed) + 1;
+    let max = rounds.asker.max_rounds();
+    if taken <= max {
+        return Ok(());
+    }
+    let spec = &plan.snapshot.tools[plan.index];
+    Err(typed("invalid_result")(
+        format!(
+            "mcp: tool '{}' asked for input more than {max} times (maxInputRounds); the call ends unanswered",
+            spec.name
+        )
+        .into(),
+    ))
+}
 
 /// `f` as a failure of the kind `error_type` names.
 pub(super) fn typed(error_type: &'static str) -> impl FnOnce(Failure) -> Failed {
@@ -135,6 +227,9 @@ pub(super) async fn answers(
     Ok(responses)
 }
 
+/// How many of the methods an `input_required` result asks for its refusal names.
+const LISTED_METHODS: usize = 4;
+
 /// A modern result that is not the call's outcome (`resultType` other than `complete`; absent
 /// means complete): an `input_required` one asks the client for something (a person's answer,
 /// a model's completion, the roots) that the host offers no way to give, so the call ends
@@ -151,9 +246,18 @@ pub(super) fn incomplete(tool: &str, kind: &Value, asked: Option<&Value>) -> Fai
             .unwrap_or_default();
         methods.sort_unstable();
         methods.dedup();
-        let what = match methods.is_empty() {
+        // The server's words: each clipped and made visible, and only the first few listed.
+        let mut shown: Vec<String> = methods
+            .iter()
+            .take(LISTED_METHODS)
+            .map(|m| crate::core::lockdiff::visible(m, 64))
+            .collect();
+        if methods.len() > LISTED_METHODS {
+            shown.push(format!("{} more", methods.len() - LISTED_METHODS));
+        }
+        let what = match shown.is_empty() {
             true => "input".to_owned(),
-            false => methods.join(", "),
+            false => shown.join(", "),
         };
         return format!(
             "mcp: tool '{tool}' needs input from the client that it cannot give (the server asked for {what})"

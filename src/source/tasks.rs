@@ -8,7 +8,7 @@
 //! abort and the call's deadline send `tasks/cancel`. Each status the task passes through reaches
 //! the calling tool's log, with the task id, so a host can keep it.
 
-use super::plan::{answers, mapped, timed_out, typed, Done, Failed, Plan};
+use super::plan::{answers, mapped, timed_out, typed, until_closed, Done, Failed, Plan};
 use super::redacted;
 use crate::client::rpc::RpcError;
 use crate::client::trace::{result_error_type, rpc_error_type};
@@ -30,8 +30,8 @@ pub(super) fn follow(plan: Arc<Plan>, modern: bool, task: Value, done: Done) {
     };
     let runtime = rounds.runtime.clone();
     runtime.spawn(async move {
-        let outcome = to_its_end(&plan, modern, task).await;
-        done(plan.first, outcome);
+        let outcome = until_closed(&plan, to_its_end(&plan, modern, task)).await;
+        done.finish(outcome);
     });
 }
 
@@ -116,6 +116,12 @@ async fn to_its_end(plan: &Plan, modern: bool, mut task: Value) -> Result<String
                 ))
             }
             "input_required" => {
+                // Each round a task asks for input counts against the call's maxInputRounds,
+                // as a call's own rounds do; past them the task is cancelled.
+                if let Err(past) = super::plan::another_round(plan) {
+                    cancel(plan, &id);
+                    return Err(past);
+                }
                 let requests = match task.get_mut("inputRequests").map(Value::take) {
                     Some(Value::Object(requests)) => requests,
                     _ => Map::new(),
@@ -131,17 +137,12 @@ async fn to_its_end(plan: &Plan, modern: bool, mut task: Value) -> Result<String
             }
             _ => {}
         }
-        let interval = task
-            .get(if modern {
-                "pollIntervalMs"
-            } else {
-                "pollInterval"
-            })
-            .and_then(Value::as_f64)
-            .filter(|ms| ms.is_finite() && *ms >= 0.0)
-            .map_or(POLL_DEFAULT, |ms| Duration::from_secs_f64(ms / 1000.0))
-            .clamp(POLL_MIN, POLL_MAX);
-        wait(plan, &id, interval).await?;
+        let key = if modern {
+            "pollIntervalMs"
+        } else {
+            "pollInterval"
+        };
+        wait(plan, &id, poll_interval(task.get(key))).await?;
         let left = rounds.deadline.saturating_duration_since(Instant::now());
         task = match rpc
             .request("tasks/get", json!({ "taskId": id }), Some(left))
@@ -154,6 +155,19 @@ async fn to_its_end(plan: &Plan, modern: bool, mut task: Value) -> Result<String
             }
             Err(e) => return Err(failed(e)),
         };
+    }
+}
+
+/// The wait before the next poll: the server's milliseconds, bounded before they become a
+/// `Duration` (a server's `1e300` or `-1` must not reach `Duration::from_secs_f64`, which
+/// panics past `u64::MAX` seconds); anything that is not a number waits the default.
+fn poll_interval(asked: Option<&Value>) -> Duration {
+    let (min, max) = (POLL_MIN.as_secs_f64(), POLL_MAX.as_secs_f64());
+    match asked.and_then(Value::as_f64) {
+        Some(ms) if ms.is_finite() => Duration::from_secs_f64((ms / 1000.0).clamp(min, max)),
+        Some(ms) if ms == f64::INFINITY => POLL_MAX,
+        Some(_) => POLL_MIN,
+        None => POLL_DEFAULT,
     }
 }
 
@@ -202,11 +216,11 @@ fn tell(plan: &Plan, id: &str, task: &Value) {
     };
     let mut told = Map::new();
     told.insert("taskId".into(), Value::from(id));
+    // The server's words reach the host through the call's listener, which redacts and
+    // bounds them as all of a server's text (`core::shown::server_value`).
     for key in ["status", "statusMessage"] {
-        if let Some(v) = task.get(key).and_then(Value::as_str) {
-            // The server's words: they may echo a header or env value.
-            let v: String = v.chars().take(1024).collect();
-            told.insert(key.into(), Value::from(plan.secrets.redact(&v)));
+        if let Some(v) = task.get(key).filter(|v| v.is_string()) {
+            told.insert(key.into(), v.clone());
         }
     }
     listener(json!({ "progressToken": plan.first, "task": told }));
@@ -214,4 +228,24 @@ fn tell(plan: &Plan, id: &str, task: &Value) {
 
 fn clip(id: &str) -> String {
     id.chars().take(128).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_servers_poll_interval_is_bounded_before_it_becomes_a_duration() {
+        let at = |v: Value| poll_interval(Some(&v));
+        assert_eq!(at(json!(1e300)), POLL_MAX);
+        assert_eq!(at(json!(f64::MAX)), POLL_MAX);
+        assert_eq!(at(json!(-1e300)), POLL_MIN);
+        assert_eq!(at(json!(-0.0)), POLL_MIN);
+        assert_eq!(at(json!(u64::MAX)), POLL_MAX);
+        assert_eq!(at(json!(i64::MIN)), POLL_MIN);
+        assert_eq!(at(json!(250)), Duration::from_millis(250));
+        assert_eq!(at(json!("250")), POLL_DEFAULT);
+        assert_eq!(at(json!(null)), POLL_DEFAULT);
+        assert_eq!(poll_interval(None), POLL_DEFAULT);
+    }
 }
