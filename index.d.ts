@@ -232,6 +232,13 @@ interface McpCommonConfig {
    */
   maxInputRounds?: number;
   /**
+   * Let a 2025 server's own requests (elicitation, sampling, roots from a hook) reach the hooks
+   * while none of this source's tool calls is in flight (at connect, between calls). Off, they
+   * are refused: a hook calls a person or a paid model. A fixed `roots` list always answers.
+   * @default false
+   */
+  asksOutsideCalls?: boolean;
+  /**
    * A tool name (after `prefix`) outside the engine's `^[a-zA-Z0-9_-]{1,64}$`, as 2026-07-28
    * allows (dots, up to 128 characters): `'refuse'` refuses the import, as the original does;
    * `'map'` imports it under an engine-legal name, the same every time (each other character
@@ -330,7 +337,10 @@ export interface LockReport {
   /** The lock policy; null when only `strict` is set. */
   policy: 'refuse' | 'allow-additions' | 'report' | null;
   changes: LockChange[];
+  /** The first 1,000 signs of the import. */
   signs: PoisoningSign[];
+  /** How many more signs were found and not kept; absent when none were left out. */
+  signsOmitted?: number;
 }
 
 /**

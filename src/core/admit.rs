@@ -17,7 +17,32 @@ use super::jcs;
 use super::sweep::clip;
 use super::validate::{Compiled, Use};
 use serde_json::Value;
+use sha2::{Digest, Sha256};
 use std::sync::atomic::{AtomicBool, Ordering};
+
+/// What identifies an import's tools for `drift: 'refuse'` (`Drift::imported`): each admitted
+/// tool's final and original name, title, description, schemas, annotations and task support,
+/// in the order listed. Any change a host could see or run differently changes it.
+pub fn fingerprint(specs: &[ToolSpec]) -> [u8; 32] {
+    let mut hash = Sha256::new();
+    let json = |v: &Option<Value>| v.as_ref().map(Value::to_string).unwrap_or_default();
+    for spec in specs {
+        for part in [
+            spec.name.as_str(),
+            spec.original.as_str(),
+            &json(&spec.title),
+            spec.description.as_str(),
+            spec.input.json(),
+            spec.output.as_ref().map_or("", |o| o.json()),
+            &json(&spec.annotations),
+            &json(&spec.task_support),
+        ] {
+            hash.update((part.len() as u64).to_le_bytes());
+            hash.update(part.as_bytes());
+        }
+    }
+    hash.finalize().into()
+}
 use std::sync::Arc;
 
 /// One admitted tool: everything `execute` and the ToolDef need, validators compiled once.
@@ -46,6 +71,9 @@ pub struct ToolSpec {
     /// The tool runs as a task when asked to (`execution.taskSupport` `optional` or
     /// `required`): a 2025 call asks for one only of such a tool.
     pub tasks: bool,
+    /// `execution.taskSupport` as the server sent it, when it sent one: pinned by a lock, so a
+    /// locked tool cannot switch to running as a task unnoticed.
+    pub task_support: Option<Value>,
 }
 
 /// The admission of one sweep, fed page by page.
@@ -203,9 +231,12 @@ impl Admission {
         // Serialized once: the validator cache's key and the text the JS side parses.
         let title = map.remove("title");
         let annotations = map.remove("annotations");
-        let tasks = map
+        let task_support = map
             .get("execution")
             .and_then(|e| e.get("taskSupport"))
+            .cloned();
+        let tasks = task_support
+            .as_ref()
             .is_some_and(|t| t == "optional" || t == "required");
         let description = match map.get("description") {
             Some(Value::String(d)) => d.clone(),
@@ -229,6 +260,9 @@ impl Admission {
             if let Some(a) = &annotations {
                 c.insert("annotations".into(), a.clone());
             }
+            if let Some(t) = &task_support {
+                c.insert("execution".into(), serde_json::json!({ "taskSupport": t }));
+            }
             Value::Object(c)
         });
         let pinned = match (&contract, &self.pinned) {
@@ -250,6 +284,7 @@ impl Admission {
             output,
             headers,
             tasks,
+            task_support,
         });
     }
 

@@ -16,7 +16,7 @@ use super::hash::{tool_contract_hash, toolset_hash, ContractRef};
 use super::jcs;
 pub use super::lockdiff::LockedTool;
 use super::lockdiff::{diff_tools, diff_value, Change, ChangeKind};
-use super::signs::{signs, Sign};
+use super::signs::{signs, Sign, SIGNS_PER_IMPORT};
 use super::url::shown_url;
 use crate::sync::lock;
 use serde_json::value::RawValue;
@@ -34,6 +34,8 @@ pub struct Lock {
     pub config: Value,
     /// Names the lock in a refusal.
     origin: String,
+    /// The protocol revision the lock's contracts were listed in (absent from a lock of old).
+    era: Option<String>,
     /// The `tools` member's text until it is parsed. A lock of thousands of tools is
     /// megabytes: the host's `mcp()` call only scans it, and the trees are built on a thread
     /// of the source's (`prepare`), ready by the time the first sweep ends.
@@ -54,6 +56,60 @@ pub struct Pinned {
 pub struct Report {
     pub changes: Vec<Change>,
     pub signs: Vec<Sign>,
+    /// Signs past `SIGNS_PER_IMPORT`, counted and not kept.
+    pub signs_omitted: usize,
+}
+
+/// How many lines a refusal lists; the rest are counted (`lockReport()` has them all).
+const REFUSAL_LINES: usize = 20;
+
+impl Report {
+    /// A report of `changes` and `signs`, the signs bounded per import.
+    pub fn new(changes: Vec<Change>, signs: Vec<Sign>) -> Self {
+        let mut report = Report {
+            changes,
+            signs: Vec::new(),
+            signs_omitted: 0,
+        };
+        report.add_signs(signs);
+        report
+    }
+
+    /// Adds `signs`, keeping at most `SIGNS_PER_IMPORT` in all and counting the rest.
+    pub fn add_signs(&mut self, mut signs: Vec<Sign>) {
+        let room = SIGNS_PER_IMPORT.saturating_sub(self.signs.len());
+        if signs.len() > room {
+            self.signs_omitted += signs.len() - room;
+            signs.truncate(room);
+        }
+        self.signs.append(&mut signs);
+    }
+
+    /// Every sign found, kept or not.
+    pub fn sign_count(&self) -> usize {
+        self.signs.len() + self.signs_omitted
+    }
+}
+
+/// `lines` after `message`, each on a line of its own, at most `REFUSAL_LINES` of them and a
+/// count of the rest: a refusal's text stays small whatever the server sent.
+fn listed<'a>(
+    mut message: String,
+    lines: impl ExactSizeIterator<Item = &'a str>,
+    total: usize,
+) -> String {
+    let shown = lines.len().min(REFUSAL_LINES);
+    for line in lines.take(REFUSAL_LINES) {
+        message.push_str("\n  ");
+        message.push_str(line);
+    }
+    if total > shown {
+        message.push_str(&format!(
+            "\n  ... and {} more; lockReport() lists them",
+            total - shown
+        ));
+    }
+    message
 }
 
 /// The identity a lock is keyed by: what the host configured to reach the server. Env values
@@ -144,6 +200,9 @@ pub fn locked_tools<'a>(specs: impl Iterator<Item = &'a ToolSpec>) -> Vec<Locked
             }
             if let Some(annotations) = &spec.annotations {
                 contract.insert("annotations".into(), annotations.clone());
+            }
+            if let Some(t) = &spec.task_support {
+                contract.insert("execution".into(), json!({ "taskSupport": t }));
             }
             LockedTool {
                 name: spec.name.clone(),
@@ -288,9 +347,20 @@ pub fn parse(text: &str, origin: &str) -> Result<Lock> {
             )))
         }
     };
+    let era = match member("era") {
+        None => None,
+        Some(Value::String(era)) => Some(era),
+        other => {
+            return Err(bad(format!(
+                "'era' must be a string, got {}",
+                shown(other.as_ref())
+            )))
+        }
+    };
     Ok(Lock {
         source,
         config,
+        era,
         origin: origin.to_owned(),
         raw: Mutex::new(Some(raw)),
         pinned: OnceLock::new(),
@@ -306,9 +376,13 @@ fn refusal(origin: &str, what: String) -> ConfigError {
 /// The pinned tools of a lock's `tools` text.
 fn parse_tools(raw: Option<Box<RawValue>>, origin: &str) -> Result<Pinned> {
     let bad = |what: String| refusal(origin, what);
-    let entries: Vec<Value> = raw
-        .and_then(|raw| serde_json::from_str(raw.get()).ok())
-        .unwrap_or_default();
+    // Fail closed: tools that cannot be read pin nothing, and an empty lock would admit
+    // everything as an addition.
+    let entries: Vec<Value> = match raw.map(|raw| serde_json::from_str(raw.get())) {
+        Some(Ok(entries)) => entries,
+        Some(Err(e)) => return Err(bad(format!("'tools' cannot be read ({e})"))),
+        None => return Err(bad("'tools' cannot be read".into())),
+    };
     let mut tools = Vec::with_capacity(entries.len());
     for (i, mut entry) in entries.into_iter().enumerate() {
         let string = |key: &str| match entry.get(key) {
@@ -337,6 +411,12 @@ fn parse_tools(raw: Option<Box<RawValue>>, origin: &str) -> Result<Pinned> {
         });
     }
     tools.sort_by(|a, b| jcs::cmp_utf16(&a.name, &b.name));
+    if let Some(pair) = tools.windows(2).find(|w| w[0].name == w[1].name) {
+        return Err(bad(format!(
+            "'tools' pins '{}' twice",
+            super::lockdiff::visible(&pair[0].name, 128)
+        )));
+    }
     let index = tools
         .iter()
         .enumerate()
@@ -474,10 +554,7 @@ impl Lock {
             text,
         }));
         changes.extend(diff_tools(&locked, &current));
-        let report = Report {
-            changes,
-            signs: signs(specs, redact),
-        };
+        let report = Report::new(changes, signs(specs, redact));
         let verdict = verdict(config, &report);
         (report, verdict)
     }
@@ -485,24 +562,61 @@ impl Lock {
 
 /// The check of one import when a lock or `strict` is in use (`None` when neither is): the
 /// report, and the refusal it makes, if any.
+/// `era`: the protocol revision the import was listed in, held to the one the lock records.
 pub fn check_import(
     lock: Option<&Lock>,
     config: &Config,
     specs: &[ToolSpec],
     redact: &Redact<'_>,
+    era: Option<&str>,
 ) -> Option<(Report, std::result::Result<(), ConfigError>)> {
+    if lock.is_some() || config.strict {
+        if let Some(twice) = listed_twice(specs) {
+            let refusal = ConfigError::new(format!(
+                "mcp: the tools of '{}' list '{}' more than once, which a lock (or 'strict') refuses: which of them is pinned would be a guess",
+                config.id(),
+                super::lockdiff::visible(twice, 128)
+            ));
+            return Some((Report::default(), Err(refusal)));
+        }
+    }
     match lock {
-        Some(lock) => Some(lock.check(config, specs, redact)),
-        None if config.strict => {
-            let report = Report {
-                changes: Vec::new(),
-                signs: signs(specs, redact),
+        Some(lock) => {
+            let (mut report, verdict) = lock.check(config, specs, redact);
+            let recorded = lock.era.as_deref();
+            let Some((was, now)) = recorded.zip(era).filter(|(was, now)| was != now) else {
+                return Some((report, verdict));
             };
+            report.changes.insert(
+                0,
+                Change {
+                    kind: ChangeKind::Config,
+                    tool: None,
+                    text: format!(
+                        "era changed: '{}' -> '{now}'",
+                        super::lockdiff::visible(was, 64)
+                    ),
+                },
+            );
+            let verdict = verdict.and_then(|()| self::verdict(config, &report));
+            Some((report, verdict))
+        }
+        None if config.strict => {
+            let report = Report::new(Vec::new(), signs(specs, redact));
             let verdict = verdict(config, &report);
             Some((report, verdict))
         }
         None => None,
     }
+}
+
+/// A final name two admitted tools share, if any.
+fn listed_twice(specs: &[ToolSpec]) -> Option<&str> {
+    let mut seen = std::collections::HashSet::with_capacity(specs.len());
+    specs
+        .iter()
+        .map(|s| s.name.as_str())
+        .find(|name| !seen.insert(*name))
 }
 
 /// What no line may show (the source's secrets), applied to a text.
@@ -534,26 +648,25 @@ pub fn verdict(config: &Config, report: &Report) -> std::result::Result<(), Conf
             LockPolicy::AllowAdditions => "lockPolicy 'allow-additions' admits new tools only",
             _ => "lockPolicy 'refuse'",
         };
-        let mut message = format!(
+        let message = format!(
             "mcp: the tools of '{id}' differ from the lock ({what}); {} change(s):",
             refused.len()
         );
-        for change in refused {
-            message.push_str("\n  ");
-            message.push_str(&change.text);
-        }
-        return Err(ConfigError::new(message));
+        let total = refused.len();
+        let lines = refused.iter().map(|c| c.text.as_str());
+        return Err(ConfigError::new(listed(message, lines, total)));
     }
-    if config.strict && !report.signs.is_empty() {
-        let mut message = format!(
+    if config.strict && report.sign_count() > 0 {
+        let message = format!(
             "mcp: the tools of '{id}' show {} poisoning sign(s), which 'strict' refuses:",
-            report.signs.len()
+            report.sign_count()
         );
-        for sign in &report.signs {
-            message.push_str("\n  ");
-            message.push_str(&sign.text);
-        }
-        return Err(ConfigError::new(message));
+        let lines = report.signs.iter().map(|s| s.text.as_str());
+        return Err(ConfigError::new(listed(
+            message,
+            lines,
+            report.sign_count(),
+        )));
     }
     Ok(())
 }
@@ -563,11 +676,14 @@ impl Report {
     pub fn to_json(&self, policy: Option<LockPolicy>) -> String {
         let changes: Vec<Value> = self.changes.iter().map(Change::to_json).collect();
         let signs: Vec<Value> = self.signs.iter().map(Sign::to_json).collect();
-        let report = json!({
+        let mut report = json!({
             "policy": policy.map(LockPolicy::name),
             "changes": changes,
             "signs": signs,
         });
+        if self.signs_omitted > 0 {
+            report["signsOmitted"] = Value::from(self.signs_omitted);
+        }
         serde_json::to_string(&report).unwrap_or_else(|_| "null".into())
     }
 }

@@ -139,3 +139,94 @@ fn policies_decide_on_the_same_changes() {
         "mcp: the lock is for another source than 'mcp:stdio:other' (source.command changed (was \"srv\", now \"other\"); source.envKeys: - 'TOKEN'); write a lock for this source with 'rulvar-mcp lock'"
     );
 }
+
+/// What a hostile server or a hand edit could slip past a lock: the era the tools were listed
+/// in, a tool listed twice (the second a changed copy), tools a reader cannot read (fail
+/// closed, never an empty lock), a name pinned twice, and a switch to running as a task.
+#[test]
+fn era_duplicates_unreadable_tools_and_task_support_are_held_to_the_lock() {
+    let c = config(vec![]);
+    let specs = admit(&c, wire()).unwrap();
+    let text = write(&c, &specs, "2025-11-25", None).unwrap();
+    let lock = parse(&text, "the lock").unwrap();
+    let (report, verdict) =
+        check_import(Some(&lock), &c, &specs, &same, Some("2026-07-28")).unwrap();
+    assert_eq!(
+        report.changes[0].text,
+        "era changed: '2025-11-25' -> '2026-07-28'"
+    );
+    assert!(verdict.is_err());
+    let (_, verdict) = check_import(Some(&lock), &c, &specs, &same, Some("2025-11-25")).unwrap();
+    verdict.unwrap();
+
+    let mut twice = wire();
+    twice.push(json!({"name": "a", "description": "changed", "inputSchema": {"type": "object"}}));
+    let doubled = admit(&c, twice).unwrap();
+    let (_, verdict) = check_import(Some(&lock), &c, &doubled, &same, None).unwrap();
+    assert!(
+        verdict
+            .unwrap_err()
+            .message
+            .contains("list 'a' more than once"),
+        "a changed copy passed as an addition"
+    );
+
+    let unreadable = text.replacen("\"tools\": [", "\"tools\": [1e400, ", 1);
+    let lock = parse(&unreadable, "the lock").unwrap();
+    let (_, verdict) = check_import(Some(&lock), &c, &specs, &same, None).unwrap();
+    assert!(
+        verdict
+            .unwrap_err()
+            .message
+            .contains("'tools' cannot be read"),
+        "an unreadable lock read as an empty one"
+    );
+
+    let entries: Value = serde_json::from_str::<Value>(&text).unwrap()["tools"].clone();
+    let mut pinned_twice: Value = serde_json::from_str(&text).unwrap();
+    let first = entries[0].clone();
+    pinned_twice["tools"].as_array_mut().unwrap().push(first);
+    let lock = parse(&pinned_twice.to_string(), "the lock").unwrap();
+    let (_, verdict) = check_import(Some(&lock), &c, &specs, &same, None).unwrap();
+    assert!(verdict.unwrap_err().message.contains("pins 'a' twice"));
+
+    let tasked = |support: &str| {
+        let mut w = wire();
+        w[0]["execution"] = json!({ "taskSupport": support });
+        admit(&c, w).unwrap()
+    };
+    let text = write(&c, &tasked("forbidden"), "2025-11-25", None).unwrap();
+    let lock = parse(&text, "the lock").unwrap();
+    let (report, verdict) =
+        check_import(Some(&lock), &c, &tasked("required"), &same, None).unwrap();
+    assert_eq!(
+        report.changes[0].text,
+        "tool 'b': execution.taskSupport changed (was \"forbidden\", now \"required\")"
+    );
+    assert!(verdict.is_err());
+}
+
+/// A refusal lists at most a few lines and counts the rest; the report keeps them.
+#[test]
+fn a_refusal_of_many_changes_is_bounded() {
+    let c = config(vec![]);
+    let many = |d: &str| -> Vec<Value> {
+        (0..500)
+            .map(|i| json!({"name": format!("t{i}"), "description": d, "inputSchema": {"type": "object"}}))
+            .collect()
+    };
+    let text = write(&c, &admit(&c, many("old")).unwrap(), "2025-11-25", None).unwrap();
+    let lock = parse(&text, "the lock").unwrap();
+    let (report, verdict) = check_import(
+        Some(&lock),
+        &c,
+        &admit(&c, many("new")).unwrap(),
+        &same,
+        None,
+    )
+    .unwrap();
+    assert_eq!(report.changes.len(), 500);
+    let message = verdict.unwrap_err().message;
+    assert_eq!(message.lines().count(), 1 + 20 + 1, "{message}");
+    assert!(message.ends_with("... and 480 more; lockReport() lists them"));
+}

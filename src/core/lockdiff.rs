@@ -8,14 +8,15 @@
 
 use super::jcs;
 use serde_json::{json, Value};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// One pinned (or imported) tool, as a lock holds it.
 #[derive(Debug, Clone)]
 pub struct LockedTool {
     pub name: String,
     pub original: String,
-    /// `{ name, title?, description, inputSchema, outputSchema?, annotations? }`, `name` being
+    /// `{ name, title?, description, inputSchema, outputSchema?, annotations?, execution? }`
+    /// (`execution` holding only `taskSupport`), `name` being
     /// the original name.
     pub contract: Value,
 }
@@ -94,22 +95,31 @@ pub fn diff_tools(locked: &[LockedTool], current: &[LockedTool]) -> Vec<Change> 
         }
         jcs::serialize(&c)
     };
+    // Each added tool's text once, looked up by it (a removed tool takes the first added one
+    // with its text): linear in the two lists, not their product.
+    let mut by_text: HashMap<String, std::collections::VecDeque<usize>> = HashMap::new();
+    if !removed.is_empty() {
+        for (i, new) in added.iter().enumerate() {
+            by_text.entry(unnamed(new)).or_default().push_back(i);
+        }
+    }
+    let mut taken = vec![false; added.len()];
     let mut renamed = Vec::new();
     removed.retain(|old| {
-        let key = unnamed(old);
-        match added.iter().position(|new| unnamed(new) == key) {
-            Some(i) => {
-                let new = added.remove(i);
-                renamed.push(Change {
-                    kind: ChangeKind::Renamed,
-                    tool: Some(new.name.clone()),
-                    text: format!("tool '{}' renamed to '{}'", old.name, new.name),
-                });
-                false
-            }
-            None => true,
-        }
+        let Some(i) = by_text.get_mut(&unnamed(old)).and_then(|at| at.pop_front()) else {
+            return true;
+        };
+        taken[i] = true;
+        let new = added[i];
+        renamed.push(Change {
+            kind: ChangeKind::Renamed,
+            tool: Some(new.name.clone()),
+            text: format!("tool '{}' renamed to '{}'", old.name, new.name),
+        });
+        false
     });
+    let mut taken = taken.into_iter();
+    added.retain(|_| !taken.next().unwrap_or(false));
     changes.extend(renamed);
     changes.extend(removed.into_iter().map(|t| Change {
         kind: ChangeKind::Removed,
@@ -134,7 +144,7 @@ fn diff_contract(old: &Value, new: &Value, out: &mut Vec<String>) {
             (a, b) => diff_present(field, a, b, out),
         }
     }
-    for field in ["inputSchema", "outputSchema", "annotations"] {
+    for field in ["inputSchema", "outputSchema", "annotations", "execution"] {
         diff_present(field, old.get(field), new.get(field), out);
     }
 }
@@ -163,8 +173,13 @@ pub fn diff_value(path: &str, old: &Value, new: &Value, out: &mut Vec<String>) {
             }
         }
         (Value::Array(a), Value::Array(b)) if all_strings(a) && all_strings(b) => {
-            let plus: Vec<String> = b.iter().filter(|v| !a.contains(v)).map(quoted).collect();
-            let minus: Vec<String> = a.iter().filter(|v| !b.contains(v)).map(quoted).collect();
+            // Looked up in sets: two long hostile lists must not cost their product.
+            let in_a: HashSet<&str> = a.iter().filter_map(Value::as_str).collect();
+            let in_b: HashSet<&str> = b.iter().filter_map(Value::as_str).collect();
+            let missing =
+                |from: &HashSet<&str>, v: &&Value| !v.as_str().is_some_and(|s| from.contains(s));
+            let plus: Vec<String> = b.iter().filter(|v| missing(&in_a, v)).map(quoted).collect();
+            let minus: Vec<String> = a.iter().filter(|v| missing(&in_b, v)).map(quoted).collect();
             if plus.is_empty() && minus.is_empty() {
                 if a != b {
                     out.push(format!("{path}: order changed"));
@@ -272,36 +287,10 @@ fn quoted_text(s: &str, max: usize) -> String {
 /// `s` clipped to `max` chars, with every invisible or control character written as `<U+XXXX>`:
 /// a line that hides what it reports would defeat its purpose.
 pub fn visible(s: &str, max: usize) -> String {
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i == max {
-            out.push('…');
-            break;
-        }
-        if hidden(c) || c.is_control() {
-            out.push_str(&format!("<U+{:04X}>", c as u32));
-        } else {
-            out.push(c);
-        }
-    }
-    out
+    super::shown::for_a_person(s, false, max)
 }
 
-/// Characters that render as nothing or reorder what is shown: zero-width ones, bidirectional
-/// controls, invisible operators, the byte-order mark, the soft hyphen, Unicode tags (which can
-/// spell a whole hidden ASCII message), and variation selectors.
-pub fn hidden(c: char) -> bool {
-    matches!(c,
-        '\u{00AD}' | '\u{034F}' | '\u{061C}' | '\u{115F}' | '\u{1160}' | '\u{17B4}' | '\u{17B5}'
-        | '\u{180B}'..='\u{180F}'
-        | '\u{200B}'..='\u{200F}'
-        | '\u{202A}'..='\u{202E}'
-        | '\u{2060}'..='\u{206F}'
-        | '\u{3164}' | '\u{FEFF}' | '\u{FFA0}'
-        | '\u{FE00}'..='\u{FE0F}'
-        | '\u{1D173}'..='\u{1D17A}'
-        | '\u{E0000}'..='\u{E0FFF}')
-}
+pub use super::shown::hidden;
 
 #[cfg(test)]
 mod tests {

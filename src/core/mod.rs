@@ -3,6 +3,7 @@
 //! layer above and importing none of them; `cargo test` covers it all.
 
 pub(crate) mod admit;
+pub(crate) mod ask_budget;
 pub(crate) mod asks;
 pub mod canonical;
 pub(crate) mod config;
@@ -20,6 +21,7 @@ pub(crate) mod raw;
 pub mod result;
 pub(crate) mod revisions;
 pub(crate) mod secrets;
+pub(crate) mod shown;
 pub(crate) mod signs;
 pub(crate) mod sweep;
 pub(crate) mod url;

@@ -31,6 +31,27 @@ fn control(c: char) -> bool {
     c.is_control() && !matches!(c, '\n' | '\r' | '\t')
 }
 
+/// How many `names-other-tool` signs one title or description gets, one per tool it names;
+/// past them one more sign counts the rest. A text naming every other tool of a big list would
+/// otherwise make signs by the square of the tool count.
+const NAMED_PER_TEXT: usize = 8;
+/// How many signs one import's report keeps; the rest are counted (`Report::signs_omitted`).
+pub const SIGNS_PER_IMPORT: usize = 1000;
+
+/// One sign per name in `named` (sorted, without repeats) up to `NAMED_PER_TEXT`, then one
+/// that counts the rest.
+fn named_signs<T>(
+    named: &[T],
+    each: impl Fn(&T) -> String,
+    rest: impl Fn(usize) -> String,
+) -> Vec<String> {
+    let mut texts: Vec<String> = named.iter().take(NAMED_PER_TEXT).map(each).collect();
+    if named.len() > NAMED_PER_TEXT {
+        texts.push(rest(named.len() - NAMED_PER_TEXT));
+    }
+    texts
+}
+
 /// Every sign in the admitted tools, in tool order.
 /// `redact` is applied to what a sign quotes before it is clipped (see `Lock::check`).
 pub fn signs(specs: &[ToolSpec], redact: &dyn Fn(&str) -> String) -> Vec<Sign> {
@@ -84,11 +105,13 @@ pub fn signs(specs: &[ToolSpec], redact: &dyn Fn(&str) -> String) -> Vec<Sign> {
                 .collect();
             named.sort_unstable();
             named.dedup();
-            for other in named {
-                sign(
-                    "names-other-tool",
-                    format!("names another admitted tool, '{other}'"),
-                );
+            let texts = named_signs(
+                &named,
+                |other| format!("names another admitted tool, '{other}'"),
+                |more| format!("names {more} more admitted tool(s)"),
+            );
+            for text in texts {
+                sign("names-other-tool", text);
             }
         }
     }
@@ -169,15 +192,27 @@ pub fn across(specs: &[ToolSpec], others: &[Neighbour]) -> Vec<Sign> {
                 .collect();
             found.sort_unstable();
             found.dedup();
-            for (name, source) in found {
+            let texts = named_signs(
+                &found,
+                |(name, source)| {
+                    format!(
+                        "tool '{}': {field} names tool '{name}' of '{source}'",
+                        spec.name
+                    )
+                },
+                |more| {
+                    format!(
+                        "tool '{}': {field} names {more} more tool(s) of other sources",
+                        spec.name
+                    )
+                },
+            );
+            for text in texts {
                 out.push(Sign {
                     tool: spec.name.clone(),
                     field,
                     kind: "names-other-tool",
-                    text: format!(
-                        "tool '{}': {field} names tool '{name}' of '{source}'",
-                        spec.name
-                    ),
+                    text,
                 });
             }
             for other in others.iter().filter(|o| text.contains(o.source.as_str())) {
@@ -248,6 +283,35 @@ mod tests {
         assert_eq!(
             found[0].text,
             "tool 'b': title has 1 invisible or control character(s), the first U+E0041 at char 1"
+        );
+    }
+
+    /// A list whose every description names every other tool: the signs grow with the list,
+    /// not with its square (a hostile 1,500-tool list made 2.25 million of them).
+    #[test]
+    fn a_text_naming_every_other_tool_makes_a_bounded_number_of_signs() {
+        let n = 300;
+        let all: String = (0..n).map(|i| format!("t{i} ")).collect();
+        let tools: Vec<Value> = (0..n)
+            .map(|i| json!({"name": format!("t{i}"), "description": all, "inputSchema": {"type": "object"}}))
+            .collect();
+        let found = signs(&specs(Value::Array(tools)), &|s: &str| s.to_owned());
+        assert_eq!(found.len(), n * (NAMED_PER_TEXT + 1));
+        let first: Vec<&str> = found
+            .iter()
+            .take(NAMED_PER_TEXT + 1)
+            .map(|s| s.text.as_str())
+            .collect();
+        assert_eq!(
+            first[0],
+            "tool 't0': description names another admitted tool, 't1'"
+        );
+        assert_eq!(
+            first[NAMED_PER_TEXT],
+            format!(
+                "tool 't0': description names {} more admitted tool(s)",
+                n - 1 - NAMED_PER_TEXT
+            )
         );
     }
 }

@@ -52,7 +52,12 @@ pub(super) mod neighbours {
 impl<C: Connector> Source<C> {
     /// Checks an import against the lock (and for poisoning signs), keeps the report, and
     /// hands the tools back unless the policy (or `strict`) refuses them.
-    pub(super) async fn check_lock(&self, tools: Vec<ToolSpec>) -> Result<Vec<ToolSpec>, Error<C>> {
+    /// `era`: the protocol revision the tools were listed in.
+    pub(super) async fn check_lock(
+        &self,
+        tools: Vec<ToolSpec>,
+        era: Option<String>,
+    ) -> Result<Vec<ToolSpec>, Error<C>> {
         // Every import is made known to the others once admitted (whether or not it is
         // checked itself), so theirs can be checked against it.
         if self.lock.is_none() && !self.config.strict {
@@ -69,8 +74,8 @@ impl<C: Connector> Source<C> {
         let secrets = self.secrets.clone();
         let checked = tokio::task::spawn_blocking(move || {
             let redact = |text: &str| secrets.redact(text);
-            let checked = check_import(lock.as_deref(), &config, &tools, &redact).map(
-                |(mut report, verdict)| {
+            let checked = check_import(lock.as_deref(), &config, &tools, &redact, era.as_deref())
+                .map(|(mut report, verdict)| {
                     let mut across = across(&tools, &others);
                     if across.is_empty() {
                         return (report, verdict);
@@ -78,11 +83,10 @@ impl<C: Connector> Source<C> {
                     for sign in &mut across {
                         sign.text = redact(&sign.text);
                     }
-                    report.signs.append(&mut across);
+                    report.add_signs(across);
                     let verdict = verdict.and_then(|()| lock_verdict(&config, &report));
                     (report, verdict)
-                },
-            );
+                });
             (tools, checked)
         })
         .await
