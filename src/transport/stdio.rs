@@ -153,13 +153,18 @@ async fn end_reason(
     // reaped here, as the close sequence would (its group first).
     let status = {
         let mut guard = child.lock().await;
-        match guard.as_mut() {
+        let status = match guard.as_mut() {
             Some(c) => match process::exited_within(c, Duration::from_millis(100)).await {
                 true => reap(c, group).await,
                 false => None,
             },
             None => None,
+        };
+        // A reaped child is gone from here: the close sequence finds nothing left to end.
+        if status.is_some() {
+            *guard = None;
         }
+        status
     };
     let how = match status {
         Some(s) => format!("mcp: the server process {}", process::describe_exit(&s)),
@@ -286,6 +291,49 @@ mod tests {
         assert_eq!(children.registered(), 0);
         wire.shutdown().await;
         assert_eq!(children.registered(), 0);
+    }
+
+    /// A server that exited by itself is never signalled again: close() after it must not
+    /// kill a process group that took its id since. The id is handed on for real: the kernel
+    /// is told to give the next process the reaped leader's id (`ns_last_pid`, root only), a
+    /// victim leads a group of that id, and it must outlive the close.
+    #[tokio::test]
+    async fn close_after_a_server_exited_signals_no_group_that_took_its_id() {
+        let children = Children::new();
+        let (inbound, mut events) = Inbound::new(Arc::new(Drift::new(false)));
+        let wire = spawn(&spec("exit 0", &children), inbound).expect("sh starts");
+        let pgid = wire
+            .child
+            .lock()
+            .await
+            .as_ref()
+            .and_then(|c| c.id())
+            .expect("a pid");
+        while !matches!(events.recv().await, Some(Event::Closed(_)) | None) {}
+        let mut victim = None;
+        for _ in 0..50 {
+            std::fs::write("/proc/sys/kernel/ns_last_pid", format!("{}", pgid - 1))
+                .expect("this test needs to write /proc/sys/kernel/ns_last_pid (root)");
+            let mut cmd = std::process::Command::new("sleep");
+            std::os::unix::process::CommandExt::process_group(cmd.arg("30"), 0);
+            let mut started = cmd.spawn().expect("sleep starts");
+            if started.id() == pgid {
+                victim = Some(started);
+                break;
+            }
+            let _ = started.kill();
+            let _ = started.wait();
+        }
+        let mut victim = victim.expect("the kernel handed the reaped leader's id on");
+        wire.shutdown().await;
+        std::thread::sleep(Duration::from_millis(100));
+        let alive = victim.try_wait().expect("waitable").is_none();
+        let _ = victim.kill();
+        let _ = victim.wait();
+        assert!(
+            alive,
+            "close() signalled the group that took the reaped server's id"
+        );
     }
 
     /// The close sequence unregisters the group before it reaps the leader, whichever grace

@@ -85,6 +85,10 @@ impl Children {
 /// A started child's process group, registered with its environment until `reaped`.
 pub struct Group {
     pgid: i32,
+    /// Set once the leader is about to be reaped: from then on the id may name an unrelated
+    /// group, and nothing signals it. Held while a signal is sent, so a reap cannot slip in
+    /// between the look and the signal.
+    gone: Mutex<bool>,
     children: Arc<Children>,
     /// The host's end of the watcher's pipe (see `watcher`), closed once the child is reaped
     /// (the watcher then ends what is left of the group, and itself).
@@ -95,21 +99,29 @@ pub struct Group {
 impl Group {
     /// Asks the whole group to end (SIGTERM).
     pub fn terminate(&self) {
-        // SAFETY: killpg touches no memory of ours; the group is signalled only before
-        // `reaped`, while its unreaped leader keeps the id its own.
-        unsafe { libc::killpg(self.pgid, libc::SIGTERM) };
+        self.signal(libc::SIGTERM);
     }
 
     /// Ends the whole group now (SIGKILL).
     pub fn kill(&self) {
-        // SAFETY: as for `terminate`: signalled only before `reaped`, no memory touched.
-        unsafe { libc::killpg(self.pgid, libc::SIGKILL) };
+        self.signal(libc::SIGKILL);
     }
 
-    /// The child is about to be reaped: nothing may signal its group from now on, because once
-    /// the leader is reaped its id may name an unrelated process group. Called after the last
-    /// `kill` and before the wait that reaps.
+    fn signal(&self, signal: libc::c_int) {
+        let gone = lock(&self.gone);
+        if !*gone {
+            // SAFETY: killpg touches no memory of ours; `gone` is false and held, so the
+            // leader is not reaped yet and keeps the id its own until the lock is let go.
+            unsafe { libc::killpg(self.pgid, signal) };
+        }
+    }
+
+    /// The child is about to be reaped: nothing signals its group from now on, because once
+    /// the leader is reaped its id may name an unrelated process group (a later `kill` or
+    /// `terminate`, such as close() after a server exited by itself, does nothing). Called
+    /// after the last wanted `kill` and before the wait that reaps.
     pub fn reaped(&self) {
+        *lock(&self.gone) = true;
         self.children.remove(self.pgid);
         #[cfg(not(target_os = "linux"))]
         drop(lock(&self.watch).take());
@@ -206,6 +218,7 @@ pub fn spawn(
     let group = child.id().map(|pid| {
         let group = Group {
             pgid: pid as i32,
+            gone: Mutex::new(false),
             children: children.clone(),
             #[cfg(not(target_os = "linux"))]
             watch: Mutex::new(Some(watch_write)),
