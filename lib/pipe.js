@@ -7,6 +7,10 @@
 
 const fs = require('node:fs');
 const net = require('node:net');
+const { FEED_RESUME_BYTES } = require('./native.js');
+
+// How often a paused reader looks whether the native side has worked through its backlog.
+const BACKLOG_LOOK_MS = 5;
 
 /** @typedef {import('./calls.js').Calls} Calls */
 
@@ -42,20 +46,48 @@ function readPipe(text, ref) {
   }
   // Calls in flight hold the loop (lib/calls.js); an idle source's pipe must not.
   socket.unref();
+  // The stream side of the socket (the types tsc reads lib/ with leave it out).
+  const flow = /** @type {{ pause(): unknown, resume(): unknown }} */ (/** @type {unknown} */ (socket));
   let open = true;
+  const stop = () => {
+    // The connection is over: nothing more of this pipe is wanted.
+    open = false;
+    socket.destroy();
+  };
+  // A runtime thread has more of a huge message to work through than the native side holds:
+  // the pipe is not read (the server blocks on its writes) until that falls, rather than read
+  // into memory without bound.
+  const readOnWhenWorkedThrough = () => {
+    // Node's timer has unref() (the DOM types tsc reads lib/ with say a number).
+    const timer = /** @type {ReturnType<typeof setTimeout> & { unref(): void }} */ (
+      setTimeout(() => {
+        if (!open) return;
+        let backlog = -1;
+        try {
+          backlog = ref.deref()?.native?.fedBacklog(number) ?? -1;
+        } catch {
+          // The native source is gone.
+        }
+        if (backlog < 0) stop();
+        else if (backlog < FEED_RESUME_BYTES) flow.resume();
+        else readOnWhenWorkedThrough();
+      }, BACKLOG_LOOK_MS)
+    );
+    timer.unref();
+  };
   socket.on('data', (/** @type {Uint8Array} */ chunk) => {
     if (!open) return;
     const calls = ref.deref();
-    let out = /** @type {string | null | false} */ (false);
+    let out = /** @type {string | null | boolean} */ (false);
     try {
       if (calls?.native != null) out = calls.native.feed(number, chunk);
     } catch (err) {
       ended(messageOf(err));
     }
-    if (out === false) {
-      // The connection is over: nothing more of this pipe is wanted.
-      open = false;
-      socket.destroy();
+    if (out === false) return stop();
+    if (out === true) {
+      flow.pause();
+      readOnWhenWorkedThrough();
       return;
     }
     calls?.settle(out);

@@ -60,6 +60,11 @@ pub const CONFIG_CODE: &str = super::errors::CONFIG_CODE;
 #[napi]
 pub const OAUTH_CODE: &str = super::errors::OAUTH_CODE;
 
+/// A stdio reader paused by `feed` (a runtime thread has a backlog of a huge message's bytes)
+/// reads on once `fedBacklog` falls under this many bytes.
+#[napi]
+pub const FEED_RESUME_BYTES: u32 = crate::transport::stdout::RESUME_BYTES as u32;
+
 /// A batch from `takeCompletions()` is `[[id, kind, value], ...]`, its kinds written as one
 /// digit each (`completions`): as the JS side reads them after `JSON.parse`.
 const fn kind_number(kind: char) -> u32 {
@@ -78,6 +83,14 @@ pub const COMPLETION_FAILURE: u32 = kind_number(completions::FAILURE);
 /// The `error.type` of the failure that follows for the same call; the value is a string.
 #[napi]
 pub const COMPLETION_ERROR_TYPE: u32 = kind_number(completions::ERROR_TYPE);
+
+/// A server's text as the CLI shows it to a person (`core::shown`): controls, escape
+/// sequences, hidden and bidirectional characters written as `<U+XXXX>`; line ends kept when
+/// `lines` is set.
+#[napi(js_name = "shownText")]
+pub fn shown_text(text: String, lines: bool) -> String {
+    crate::core::shown::for_a_person(&text, lines, usize::MAX)
+}
 
 #[cfg(test)]
 mod tests {

@@ -24,7 +24,7 @@ use crate::transport::http::{HeaderSource, StaticHeaders};
 use crate::transport::inprocess::Bridge;
 use crate::transport::oauth::OAuth;
 use crate::transport::observe::Inbound;
-use crate::transport::stdout::ReadOn;
+use crate::transport::stdout::{Fed, ReadOn};
 use napi::bindgen_prelude::{
     BufferSlice, Either, Env, FunctionRef, PromiseRaw, ToNapiValue, Unknown,
 };
@@ -328,8 +328,11 @@ impl NativeSource {
     #[napi(
         catch_unwind,
         ts_args_type = "pipe: number, chunk: Uint8Array",
-        ts_return_type = "string | null | false"
+        ts_return_type = "string | null | boolean"
     )]
+    /// What it returns: the batch of finished calls (text, or null for none), `false` once the
+    /// connection is over (stop reading), `true` to pause reading until `fedBacklog` falls
+    /// (the finished calls then come through the wake-up).
     pub fn feed<'env>(
         &self,
         env: &'env Env,
@@ -339,13 +342,24 @@ impl NativeSource {
         let Some(feed) = self.pipes.get(pipe) else {
             return Ok(Either::B(false));
         };
-        if !Completions::taken_by_caller(|| feed.fed(&chunk)) {
+        let fed = Completions::taken_by_caller(|| feed.fed(&chunk));
+        if fed != Fed::Go {
             self.calls.completions.wake_if_pending();
-            return Ok(Either::B(false));
+            return Ok(Either::B(fed == Fed::Pause));
         }
         let taken = batch_to_js(env, &self.calls.completions)?;
         self.calls.completions.wake_if_pending();
         Ok(Either::A(taken))
+    }
+
+    /// How many bytes of stdio pipe `pipe` a runtime thread still has to work through; -1 once
+    /// its connection is over. A paused reader reads on once it falls under `resumeBytes`.
+    #[napi(catch_unwind)]
+    pub fn fed_backlog(&self, pipe: u32) -> f64 {
+        match self.pipes.get(pipe).and_then(|feed| feed.backlog()) {
+            Some(bytes) => bytes as f64,
+            None => -1.0,
+        }
     }
 
     /// Stdio pipe `pipe` ended (`error`: reading it failed, in Node's words).

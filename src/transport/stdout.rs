@@ -51,9 +51,36 @@ pub struct Feed {
 #[derive(Default)]
 struct Handed {
     chunks: Vec<Vec<u8>>,
+    /// The bytes in `chunks`: past `PAUSE_BYTES` the reader is asked to pause (`Fed::Pause`).
+    bytes: usize,
     working: bool,
     /// The pipe's end, read while the thread was at work: told once the chunks before it are.
     end: Option<Option<String>>,
+}
+
+/// What a reader outside the runtime does after a chunk (`Feed::fed`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fed {
+    /// Read on.
+    Go,
+    /// Stop reading until `backlog` falls under `RESUME_BYTES`: a runtime thread has more
+    /// than `PAUSE_BYTES` of the pipe still to work through (without this, a server writing
+    /// faster than its huge lines are parsed would queue without bound in the host).
+    Pause,
+    /// The connection is over: nothing more of the pipe is wanted.
+    Stop,
+}
+
+/// The hand-over queue's bound before the reader pauses, and where it reads on.
+pub const PAUSE_BYTES: usize = 4 * 1024 * 1024;
+pub const RESUME_BYTES: usize = 1024 * 1024;
+
+/// One complete line found under the lock, routed after it is let go.
+enum Line<'a> {
+    /// Whole within what was read: no copy.
+    Read(&'a [u8]),
+    /// Gathered across reads: taken out of the line buffer.
+    Gathered(Vec<u8>),
 }
 
 /// A message that has grown to this size in the line buffer is finished and parsed on a
@@ -79,26 +106,41 @@ impl Feed {
     /// unless a huge message is being read (`HAND_OVER_BYTES`), whose rest goes to a runtime
     /// thread, as does everything read while that thread is at work. False once the
     /// connection is over: the reader stops.
-    pub fn fed(self: &Arc<Self>, bytes: &[u8]) -> bool {
+    /// Never waits on the line buffer's lock while a runtime thread parses (nothing is parsed
+    /// under it), so the JS thread is held only for its own lines.
+    pub fn fed(self: &Arc<Self>, bytes: &[u8]) -> Fed {
         let mut handed = lock(&self.handed);
         if handed.working && self.is_over() {
-            return false;
+            return Fed::Stop;
         }
         if !handed.working {
             let huge = match lock(&self.partial).as_ref() {
                 Some(frame) => frame.len() >= HAND_OVER_BYTES,
-                None => return false,
+                None => return Fed::Stop,
             };
             if !huge {
                 drop(handed);
-                return self.chunk(bytes);
+                return match self.chunk(bytes) {
+                    true => Fed::Go,
+                    false => Fed::Stop,
+                };
             }
             handed.working = true;
             let feed = self.clone();
             self.runtime.spawn(async move { feed.work_through() });
         }
         handed.chunks.push(bytes.to_vec());
-        true
+        handed.bytes += bytes.len();
+        match handed.bytes > PAUSE_BYTES {
+            true => Fed::Pause,
+            false => Fed::Go,
+        }
+    }
+
+    /// The bytes handed over and not yet worked through; `None` once the connection is over.
+    pub fn backlog(&self) -> Option<usize> {
+        let bytes = lock(&self.handed).bytes;
+        (!self.is_over()).then_some(bytes)
     }
 
     /// Routes the handed chunks, in order, until none is left; then the end, if it came.
@@ -118,7 +160,10 @@ impl Feed {
             };
             for chunk in chunks {
                 // Once the connection is over the rest is dropped unread, as a reader would.
-                if !self.chunk(&chunk) {
+                let going = self.chunk(&chunk);
+                lock(&self.handed).bytes -= chunk.len();
+                if !going {
+                    lock(&self.handed).bytes = 0;
                     break;
                 }
             }
@@ -127,37 +172,56 @@ impl Feed {
 
     /// Bytes read from the pipe: every line they complete goes to the inbound side, in order.
     /// False once the connection is over: the reader stops.
+    /// One feeder at a time (the JS thread, or the runtime thread it handed over to, or the
+    /// watch task), so lines keep their order; the lock only guards the buffer against the
+    /// connection's end, and each line is routed (parsed) after it is let go.
     pub fn chunk(&self, mut bytes: &[u8]) -> bool {
-        let mut partial = lock(&self.partial);
-        let Some(frame) = partial.as_mut() else {
-            return false;
-        };
         while !bytes.is_empty() {
-            let (consumed, complete) = match memchr::memchr(b'\n', bytes) {
-                Some(i) => (i + 1, true),
-                None => (bytes.len(), false),
+            let line = {
+                let mut partial = lock(&self.partial);
+                let Some(frame) = partial.as_mut() else {
+                    return false;
+                };
+                let (consumed, complete) = match memchr::memchr(b'\n', bytes) {
+                    Some(i) => (i + 1, true),
+                    None => (bytes.len(), false),
+                };
+                if frame.len() + consumed > MAX_FRAME_BYTES + 1 {
+                    // The stream can no longer be trusted to be in step: end the connection.
+                    (self.end.kill)();
+                    drop(partial);
+                    self.finish(super::frame_limit_refusal());
+                    return false;
+                }
+                let line = &bytes[..consumed];
+                bytes = &bytes[consumed..];
+                if complete && frame.is_empty() {
+                    // The common case: the whole line is in what was read, no copy.
+                    Line::Read(line)
+                } else {
+                    grow(frame, line.len());
+                    frame.extend_from_slice(line);
+                    if !complete {
+                        continue;
+                    }
+                    Line::Gathered(std::mem::take(frame))
+                }
             };
-            if frame.len() + consumed > MAX_FRAME_BYTES + 1 {
-                // The stream can no longer be trusted to be in step: end the connection.
-                (self.end.kill)();
-                drop(partial);
-                self.finish(super::frame_limit_refusal());
-                return false;
-            }
-            let line = &bytes[..consumed];
-            bytes = &bytes[consumed..];
-            if complete && frame.is_empty() {
-                // The common case: the whole line is in what was read, no copy.
-                self.inbound.push_text(trim_line(line));
-            } else {
-                frame.extend_from_slice(line);
-                if complete {
-                    self.inbound.push_text(trim_line(frame));
+            match line {
+                Line::Read(line) => {
+                    self.inbound.push_text(trim_line(line));
+                }
+                Line::Gathered(mut frame) => {
+                    self.inbound.push_text(trim_line(&frame));
                     frame.clear();
                     // A long-lived connection should not keep its largest message's buffer:
-                    // with many sources open that adds up.
+                    // with many sources open that adds up. A small one is used again.
                     if frame.capacity() > 64 * 1024 {
-                        super::release_buffer(std::mem::take(frame));
+                        super::release_buffer(frame);
+                    } else if let Some(empty) = lock(&self.partial).as_mut() {
+                        if empty.is_empty() {
+                            *empty = frame;
+                        }
                     }
                 }
             }
@@ -279,6 +343,20 @@ pub async fn watch(
     feed.finish(reason);
 }
 
+/// Room for `more` bytes in a line buffer: doubled as a `Vec` would, but never past the frame
+/// limit, so a line at the limit holds one frame's worth and not twice that.
+fn grow(frame: &mut Vec<u8>, more: usize) {
+    let needed = frame.len() + more;
+    if needed <= frame.capacity() {
+        return;
+    }
+    let target = needed
+        .max(frame.capacity() * 2)
+        .min(MAX_FRAME_BYTES + 1)
+        .max(needed);
+    frame.reserve_exact(target - frame.len());
+}
+
 fn trim_line(line: &[u8]) -> &[u8] {
     let line = line.strip_suffix(b"\n").unwrap_or(line);
     line.strip_suffix(b"\r").unwrap_or(line)
@@ -383,15 +461,15 @@ mod tests {
         };
         let feed = Feed::new(inbound, end);
         let here = std::thread::current().id();
-        assert!(feed.fed(b"{\"id\":1}\n"));
+        assert_eq!(feed.fed(b"{\"id\":1}\n"), Fed::Go);
         let huge = format!(
             "{{\"id\":2,\"result\":\"{}\"}}\n{{\"id\":3}}\n",
             "x".repeat(3 * 1024 * 1024)
         );
         for piece in huge.as_bytes().chunks(64 * 1024) {
-            assert!(feed.fed(piece));
+            assert_eq!(feed.fed(piece), Fed::Go);
         }
-        assert!(feed.fed(b"{\"id\":4}\n"));
+        assert_eq!(feed.fed(b"{\"id\":4}\n"), Fed::Go);
         // The end read right after is told after them all.
         feed.end(None);
         for _ in 0..500 {
@@ -428,7 +506,7 @@ mod tests {
             "x".repeat(2 * 1024 * 1024)
         );
         for piece in huge.as_bytes().chunks(64 * 1024) {
-            assert!(feed.fed(piece));
+            assert_eq!(feed.fed(piece), Fed::Go);
         }
         feed.end(None);
         assert!(
@@ -473,5 +551,72 @@ mod tests {
             ]
         );
         assert!(!feed.chunk(b"{\"id\":2}\n"));
+    }
+
+    /// A line is routed with the line buffer's lock let go: the JS thread, which looks at that
+    /// buffer on every chunk it feeds, never waits on a runtime thread's parse of a huge line
+    /// (it once sat in `fed` for seconds while 51 MiB lines were parsed). Fails when a line is
+    /// routed under the lock.
+    #[tokio::test]
+    async fn no_line_is_routed_under_the_buffer_lock() {
+        struct Looks(std::sync::OnceLock<std::sync::Weak<Feed>>, Mutex<Vec<bool>>);
+        impl crate::transport::observe::Sink for Looks {
+            fn event(&self, _: Event) {
+                let free = match self.0.get().and_then(std::sync::Weak::upgrade) {
+                    Some(feed) => feed.partial.try_lock().is_ok(),
+                    None => false,
+                };
+                lock(&self.1).push(free);
+            }
+        }
+        let looks = Arc::new(Looks(Default::default(), Mutex::new(Vec::new())));
+        let inbound = Inbound::with_sink(Arc::new(Drift::new(false)), looks.clone());
+        let end = End {
+            reason: Box::new(|alive| Box::pin(async move { alive.to_owned() })),
+            kill: Box::new(|| {}),
+        };
+        let feed = Feed::new(inbound, end);
+        let _ = looks.0.set(Arc::downgrade(&feed));
+        assert!(feed.chunk(b"{\"id\":1}\n{\"id\":"));
+        assert!(feed.chunk(b"2}\n"));
+        assert_eq!(*lock(&looks.1), [true, true]);
+    }
+
+    /// A server that writes faster than a runtime thread works through its huge lines makes
+    /// the reader pause once `PAUSE_BYTES` wait, and read on once they are worked through:
+    /// the hand-over queue is bounded.
+    #[test]
+    fn the_hand_over_queue_asks_the_reader_to_pause() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        let (feed, _events, _) = {
+            let _context = runtime.enter();
+            feed()
+        };
+        let head = format!("{{\"id\":1,\"result\":\"{}", "x".repeat(HAND_OVER_BYTES));
+        assert_eq!(feed.fed(head.as_bytes()), Fed::Go);
+        let piece = vec![b'x'; 64 * 1024];
+        let mut fed = 0;
+        let paused = loop {
+            match feed.fed(&piece) {
+                Fed::Go => fed += piece.len(),
+                other => break other,
+            }
+        };
+        assert_eq!(paused, Fed::Pause);
+        assert!(fed <= PAUSE_BYTES, "{fed}");
+        assert!(feed.backlog().is_some_and(|b| b > PAUSE_BYTES));
+        // Nothing ran on the runtime until now: its thread works the backlog off.
+        runtime.block_on(async {
+            for _ in 0..500 {
+                if feed.backlog() == Some(0) {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        });
+        assert_eq!(feed.backlog(), Some(0));
     }
 }
