@@ -22,6 +22,10 @@ function handlerOf(value) {
 
 const ABORTED = Symbol('aborted');
 
+// setTimeout's longest delay; a longer one fires at once (with a TimeoutOverflowWarning). A
+// wait that long is left to the native side, which ends every ask at its call's deadline.
+const LONGEST_TIMER_MS = 2 ** 31 - 1;
+
 function tell(log, name, err) {
   if (typeof log !== 'function') return;
   try {
@@ -44,6 +48,26 @@ function makeAsk(config, callOf, closing) {
     roots: typeof config.roots === 'function' ? config.roots : undefined,
   };
   if (hooks.elicit === undefined && hooks.sample === undefined && hooks.roots === undefined) return undefined;
+  // The asks in flight, ended together when the source closes: one listener on the source's
+  // signal (close() hands out a new one), not one per ask.
+  /** @type {Set<() => void>} */
+  const inFlight = new Set();
+  /** @type {AbortSignal | null} */
+  let watched = null;
+  const watchClosing = () => {
+    const signal = closing();
+    if (signal == null || signal === watched || typeof signal.addEventListener !== 'function') return signal;
+    watched = signal;
+    const ending = inFlight;
+    signal.addEventListener(
+      'abort',
+      () => {
+        for (const abort of [...ending]) abort();
+      },
+      { once: true },
+    );
+    return signal;
+  };
   return async (text) => {
     const { call, method, params, ms } = JSON.parse(text);
     const name = HOOK_OF_METHOD[method];
@@ -55,14 +79,18 @@ function makeAsk(config, callOf, closing) {
     const abort = () => controller.abort(new Error(`mcp: the ${name} hook's call ended`));
     // The call ending (its callMs, its caller's signal) ends the wait for an answer.
     calling?.whenEnded(abort);
-    const signals = [ctx?.signal, closing()].filter((s) => s != null && typeof s.addEventListener === 'function');
+    const closingSignal = watchClosing();
+    if (closingSignal?.aborted) abort();
+    inFlight.add(abort);
+    const signals = [ctx?.signal].filter((s) => s != null && typeof s.addEventListener === 'function');
     for (const s of signals) {
       if (s.aborted) abort();
       else s.addEventListener('abort', abort, { once: true });
     }
     // Node's timer has unref() (the DOM types tsc reads lib/ with say a number).
-    const timer = /** @type {ReturnType<typeof setTimeout> & { unref?: () => void }} */ (setTimeout(abort, Math.max(0, ms)));
-    if (typeof timer.unref === 'function') timer.unref();
+    /** @type {(ReturnType<typeof setTimeout> & { unref?: () => void }) | undefined} */
+    const timer = ms <= LONGEST_TIMER_MS ? setTimeout(abort, Math.max(0, ms)) : undefined;
+    if (typeof timer?.unref === 'function') timer.unref();
     /** @type {(() => void) | undefined} set by the executor below, which runs at once */
     let onAbort;
     const aborted = new Promise((_, reject) => {
@@ -80,6 +108,7 @@ function makeAsk(config, callOf, closing) {
       tell(ctx?.log, name, err);
       return JSON.stringify({ failed: 'threw' });
     } finally {
+      inFlight.delete(abort);
       clearTimeout(timer);
       controller.signal.removeEventListener('abort', /** @type {() => void} */ (onAbort));
       for (const s of signals) s.removeEventListener('abort', abort);

@@ -4,6 +4,7 @@
 
 use super::error::RpcError;
 use super::pending::{fail_all, Answer, Shared};
+use crate::core::ask_budget::{self, Rate};
 use crate::core::lite::RawObject;
 use crate::sync::lock;
 use crate::transport::observe::{Event, Sink};
@@ -11,7 +12,8 @@ use crate::transport::Wire;
 use futures::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{json, Value};
-use std::sync::{Arc, OnceLock};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 use tokio::sync::Notify;
 
 /// What a server asks the client in the middle of a call (an elicitation, a model completion,
@@ -25,6 +27,11 @@ pub trait Answerer: Send + Sync {
     ) -> BoxFuture<'static, Result<Value, (i64, String)>>;
     /// A log message of the server's (`notifications/message`).
     fn log(&self, _params: Value) {}
+    /// Whether a request of `method` may be answered at all now, decided before anything is
+    /// spent on it (its refusal, else); `answer` may still refuse it.
+    fn admit(&self, _method: &str) -> Result<(), (i64, String)> {
+        Ok(())
+    }
 }
 
 /// Routes inbound messages to their callers, on whichever thread the transport read them.
@@ -36,6 +43,21 @@ pub struct Router {
     /// Set when the host offers answers; the runtime each answer is awaited on (a request
     /// can arrive on a thread that has none: an in-process server's, on the JS thread).
     asks: OnceLock<(Arc<dyn Answerer>, tokio::runtime::Handle)>,
+    /// Set once the connection speaks 2026-07-28: a server asks nothing of its own there
+    /// (input comes as `input_required` results), so its requests are not found.
+    pub(super) modern: Arc<AtomicBool>,
+    /// The server's requests being answered now, and its rate (`core::ask_budget`).
+    asking: Arc<AtomicUsize>,
+    rate: Mutex<Rate>,
+}
+
+/// One of the server's requests being answered: counted until it ends, however it ends.
+struct Asking(Arc<AtomicUsize>);
+
+impl Drop for Asking {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 impl Sink for Router {
@@ -108,7 +130,23 @@ impl Router {
             pending,
             timer,
             asks: OnceLock::new(),
+            modern: Arc::new(AtomicBool::new(false)),
+            asking: Arc::new(AtomicUsize::new(0)),
+            rate: Mutex::new(Rate::default()),
         }
+    }
+
+    /// Counts one more of the server's requests in, or says why it is refused.
+    fn admit_ask(&self) -> Result<Asking, (i64, String)> {
+        if !lock(&self.rate).take(std::time::Instant::now()) {
+            return Err((ask_budget::REFUSED_CODE, ask_budget::too_fast()));
+        }
+        let before = self.asking.fetch_add(1, Ordering::Relaxed);
+        let asking = Asking(self.asking.clone());
+        if before >= ask_budget::AT_ONCE {
+            return Err((ask_budget::REFUSED_CODE, ask_budget::too_many_at_once()));
+        }
+        Ok(asking)
     }
 
     /// From now on a server's requests other than ping go to `answerer`, awaited on `runtime`.
@@ -179,11 +217,20 @@ impl Router {
         let Some(wire) = self.wire.get().cloned() else {
             return;
         };
-        if method != "ping" {
+        let modern = self.modern.load(Ordering::Relaxed);
+        if method != "ping" && !modern {
             if let Some((answerer, runtime)) = self.asks.get() {
+                let asking = match answerer.admit(method).and_then(|()| self.admit_ask()) {
+                    Ok(asking) => asking,
+                    Err(refused) => {
+                        let _ = wire.send(reply(id, Err(refused)).to_string(), None);
+                        return;
+                    }
+                };
                 let answering = answerer.answer(method, params.unwrap_or(Value::Null));
                 runtime.spawn(async move {
                     let reply = reply(id, answering.await);
+                    drop(asking);
                     let _ = wire.send(reply.to_string(), None);
                 });
                 return;

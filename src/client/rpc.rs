@@ -53,6 +53,8 @@ pub struct Rpc {
     version: OnceLock<String>,
     /// Told of every `request` (the opening and the sweeps), when the host traces them.
     tracer: OnceLock<Arc<dyn Tracer>>,
+    /// The router's word for "this connection is modern" (it refuses a server's own requests).
+    modern: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Rpc {
@@ -85,6 +87,7 @@ impl Rpc {
             meta: OnceLock::new(),
             version: OnceLock::new(),
             tracer: OnceLock::new(),
+            modern: router.modern.clone(),
         })
     }
 
@@ -100,6 +103,7 @@ impl Rpc {
             .meta
             .set(super::era::modern_meta(capabilities, log_level));
         let _ = self.version.set(super::era::MODERN.to_owned());
+        self.modern.store(true, Ordering::Relaxed);
     }
 
     /// From now on every `request` is told to `tracer` (set once, before the opening).
@@ -283,7 +287,10 @@ impl Rpc {
             let ended = Ended {
                 error: reply.as_ref().err().map(super::trace::rpc_error_type),
                 protocol: agreed.or_else(|| self.version.get().cloned()),
-                session: self.wire.session_id(),
+                session: self
+                    .wire
+                    .session_id()
+                    .map(|s| super::trace::attribute_text(&s)),
             };
             tracer.end(id, ended);
         }

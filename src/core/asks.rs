@@ -165,6 +165,24 @@ impl Asks {
     }
 }
 
+/// The params a hook is handed for an admitted request: a URL-mode elicitation's URL in the
+/// form that was checked (parsed and written again: host lowercased, default port, dot
+/// segments and percent-encoding resolved), never the server's own spelling of it, which a
+/// hook or a person could read differently than the check did.
+pub fn for_the_hook(ask: Ask, mut params: Value) -> Value {
+    if ask == Ask::ElicitUrl {
+        let checked = params
+            .get("url")
+            .and_then(Value::as_str)
+            .and_then(|u| url::Url::parse(u).ok())
+            .map(String::from);
+        if let (Some(checked), Some(slot)) = (checked, params.get_mut("url")) {
+            *slot = Value::String(checked);
+        }
+    }
+    params
+}
+
 fn admit_elicitation(elicit: &Elicit, params: &Value) -> std::result::Result<Ask, Refused> {
     let invalid = |why: &str| Refused::new(INVALID_PARAMS, format!("mcp: {why}"));
     if !params.get("message").is_some_and(Value::is_string) {
@@ -364,6 +382,7 @@ mod tests {
             max_rounds: 10,
             tasks: false,
             logs: None,
+            outside_calls: false,
         }
     }
 
@@ -464,6 +483,15 @@ mod tests {
             let refused = asks.admit("elicitation/create", &params).unwrap_err();
             assert_eq!(refused.code, -32602, "{url}");
         }
+    }
+
+    #[test]
+    fn a_hook_is_handed_the_url_that_was_checked() {
+        let params = json!({"mode": "url", "message": "m", "url": "HTTPS://Example.COM:443/a/../b?q=%7e#f", "elicitationId": "e"});
+        let handed = for_the_hook(Ask::ElicitUrl, params);
+        assert_eq!(handed["url"], "https://example.com/b?q=%7e#f");
+        let form = json!({"message": "m", "url": "HTTPS://X"});
+        assert_eq!(for_the_hook(Ask::ElicitForm, form.clone()), form);
     }
 
     #[test]

@@ -7,6 +7,7 @@
 
 use crate::client::router::Answerer;
 use crate::client::rpc::Listener;
+use crate::core::ask_budget;
 use crate::core::asks::{Ask, Asks, Refused};
 use crate::sync::lock;
 use futures::future::BoxFuture;
@@ -158,6 +159,11 @@ impl Asker {
         Some(flight.current)
     }
 
+    /// Whether no call of the source is in flight.
+    fn idle(&self) -> bool {
+        self.calls().is_empty()
+    }
+
     /// The call a 2025 server's request belongs to: the one call in flight, if there is just
     /// one (the 2025 wire does not say which; with several, the hook gets the source's own
     /// context), and the deadline its answer must keep.
@@ -181,6 +187,7 @@ impl Asker {
         params: Value,
     ) -> Result<Value, Refused> {
         let ask = self.asks.admit(method, &params)?;
+        let params = crate::core::asks::for_the_hook(ask, params);
         if ask == Ask::Roots {
             if let Some(fixed) = self.asks.fixed_roots() {
                 return Ok(fixed);
@@ -235,9 +242,24 @@ const AFTER_THE_CALL: Duration = Duration::from_millis(500);
 /// A 2025 server's request, answered for the call in flight.
 pub struct ForServer(pub Arc<Asker>);
 
+impl ForServer {
+    /// Anything but a fixed list of roots reaches a hook (a person, a paid model): only for a
+    /// call in flight, unless the host said otherwise.
+    fn refused_now(&self, method: &str) -> Option<(i64, String)> {
+        let asker = &self.0;
+        let fixed = method == "roots/list" && asker.asks.fixed_roots().is_some();
+        (!fixed && asker.idle() && !asker.asks.outside_calls)
+            .then(|| (ask_budget::REFUSED_CODE, ask_budget::outside_a_call()))
+    }
+}
+
 impl Answerer for ForServer {
     fn log(&self, params: Value) {
         self.0.log(params);
+    }
+
+    fn admit(&self, method: &str) -> Result<(), (i64, String)> {
+        self.refused_now(method).map_or(Ok(()), Err)
     }
 
     fn answer(
@@ -245,9 +267,14 @@ impl Answerer for ForServer {
         method: &str,
         params: Value,
     ) -> BoxFuture<'static, Result<Value, (i64, String)>> {
+        // Looked at again here: the call in flight may have ended since `admit`.
+        let refused = self.refused_now(method);
         let asker = self.0.clone();
         let method = method.to_owned();
         Box::pin(async move {
+            if let Some(refused) = refused {
+                return Err(refused);
+            }
             let (call, deadline) = asker.related();
             // The call's own timer ends a call at its deadline (and the JS side then ends the
             // hook's wait): the answer to the server waits a little longer, so it never
@@ -331,11 +358,20 @@ mod tests {
         asker.begin(8, Instant::now() + Duration::from_secs(1), None);
         assert_eq!(asker.related().0, None);
         asker.end(7);
-        asker.end(8);
-        let answer = ForServer(asker).answer("elicitation/create", form()).await;
+        let answer = ForServer(asker.clone())
+            .answer("elicitation/create", form())
+            .await;
         assert_eq!(
             answer,
             Ok(json!({"action": "accept", "content": {"ok": true}}))
         );
+        // With no call in flight the hook is not asked; a fixed list of roots still answers.
+        asker.end(8);
+        let refused = ForServer(asker.clone())
+            .answer("elicitation/create", form())
+            .await;
+        assert_eq!(refused.unwrap_err().1, ask_budget::outside_a_call());
+        let roots = ForServer(asker).answer("roots/list", Value::Null).await;
+        assert_eq!(roots, Ok(json!({"roots": [{"uri": "file:///w"}]})));
     }
 }

@@ -1,5 +1,5 @@
 //! What the host offers to answer when a server asks back: `elicit`, `sample`, `roots`,
-//! `maxInputRounds`, `tasks` and `serverLogs`, each absent by default (and then nothing is
+//! `maxInputRounds`, `tasks`, `asksOutsideCalls` and `serverLogs`, each absent by default (and then nothing is
 //! offered: the client declares no capability). The checks of what a server then asks are
 //! `core::asks`'s.
 
@@ -48,6 +48,9 @@ pub struct Asks {
     pub tasks: bool,
     /// `serverLogs`: the least severe level of the server's log messages the host hears.
     pub logs: Option<&'static str>,
+    /// `asksOutsideCalls`: a 2025 server's own requests reach the hooks while none of the
+    /// source's tool calls is in flight too (at connect, between calls).
+    pub outside_calls: bool,
 }
 
 /// MCP's log levels, least severe first (RFC 5424's).
@@ -71,6 +74,7 @@ impl Default for Asks {
             max_rounds: DEFAULT_MAX_ROUNDS,
             tasks: false,
             logs: None,
+            outside_calls: false,
         }
     }
 }
@@ -179,6 +183,16 @@ pub fn parse(raw: &Raw) -> Result<Asks> {
             )))
         }
     };
+    let outside_calls = match raw.get("asksOutsideCalls") {
+        Raw::Undefined => false,
+        Raw::Bool(b) => *b,
+        other => {
+            return Err(refuse(format!(
+                "mcp: asksOutsideCalls must be a boolean, got {}",
+                describe_type(other)
+            )))
+        }
+    };
     let logs = match raw.get("serverLogs") {
         Raw::Undefined => None,
         Raw::String(level) if LOG_LEVELS.contains(&level.as_str()) => {
@@ -198,6 +212,7 @@ pub fn parse(raw: &Raw) -> Result<Asks> {
         roots,
         max_rounds,
         tasks,
+        outside_calls,
         logs,
     })
 }

@@ -23,7 +23,7 @@ use transport::*;
 
 pub const BOUND_KEYS: [&str; 3] = ["maxTools", "maxPages", "maxSchemaBytes"];
 pub const TIMEOUT_KEYS: [&str; 4] = ["connectMs", "listMs", "callMs", "discoveryMs"];
-pub const TOP_LEVEL_KEYS: [&str; 33] = [
+pub const TOP_LEVEL_KEYS: [&str; 34] = [
     "transport",
     "command",
     "args",
@@ -61,6 +61,7 @@ pub const TOP_LEVEL_KEYS: [&str; 33] = [
     "maxInputRounds",
     "tasks",
     "serverLogs",
+    "asksOutsideCalls",
     // `id` is read-only output, but hosts spread a source's config back into mcp() at times.
     "id",
 ];
