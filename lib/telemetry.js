@@ -19,6 +19,7 @@ try {
 
 const SCOPE = '@rulvar/mcp-native';
 const SCOPE_VERSION = require('../package.json').version;
+const { shownText } = require('./native.js');
 // The boundaries the conventions ask the histogram to advise.
 const BOUNDARIES = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300];
 // The `_meta` members trace context travels in (the native side keeps only these as well).
@@ -256,9 +257,14 @@ function forSource(config, enabled) {
      * call (the SDK copies attributes it keeps), so a call allocates no attribute record.
      */
     callTraits(names, connection) {
+      // The server's name for the tool, as any server-chosen text on a span: made visible and
+      // bounded by the native rule (a name is up to 128 characters of a restricted set unless
+      // `names: 'map'` let another through).
+      const original = shownText(names.original, false).slice(0, 128);
+      /** @type {Record<string, string | number | undefined>} */
       const attributes = {
         'mcp.method.name': 'tools/call',
-        'gen_ai.tool.name': names.original,
+        'gen_ai.tool.name': original,
         'gen_ai.operation.name': 'execute_tool',
         ...shared,
       };
@@ -267,7 +273,7 @@ function forSource(config, enabled) {
       if (connection.session !== undefined) attributes['mcp.session.id'] = connection.session;
       const unnamed = { ...attributes };
       delete unnamed['gen_ai.tool.name'];
-      return { names, metric, unnamed, attributes, options: { kind: CLIENT, attributes }, spanName: `tools/call ${names.original}` };
+      return { names, metric, unnamed, attributes, options: { kind: CLIENT, attributes }, spanName: `tools/call ${original}` };
     },
 
     /** A tools/call about to be sent; null if tracing it failed (the call goes out untraced). */

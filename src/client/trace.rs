@@ -43,13 +43,29 @@ pub(crate) trait Tracer: Send + Sync {
 /// `error.type` for a request that failed: the JSON-RPC error code, or what stopped it.
 pub(crate) fn rpc_error_type(e: &RpcError) -> Cow<'static, str> {
     match e {
-        RpcError::Remote { code, .. } => Cow::Owned(code.to_string()),
+        RpcError::Remote { code, .. } => code_type(*code),
         RpcError::TimedOut => Cow::Borrowed("timeout"),
         RpcError::Cancelled => Cow::Borrowed("cancelled"),
         RpcError::Transport(f) if f.oauth.is_some() => Cow::Borrowed("oauth"),
         RpcError::Transport(_) => Cow::Borrowed("transport_error"),
         RpcError::Closed(_) => Cow::Borrowed("connection_closed"),
     }
+}
+
+/// A server's JSON-RPC error code as an `error.type`: the codes JSON-RPC and MCP define, and
+/// JSON-RPC's server-error range, as themselves; any other number a server made up as
+/// `_OTHER` (the conventions' word), so a server cannot give a metric unbounded cardinality.
+fn code_type(code: i64) -> Cow<'static, str> {
+    match code {
+        -32768..=-32000 => Cow::Owned(code.to_string()),
+        _ => Cow::Borrowed("_OTHER"),
+    }
+}
+
+/// A server-chosen text (a session id) as an attribute value: bounded, and every control or
+/// hidden character made visible.
+pub(crate) fn attribute_text(text: &str) -> String {
+    crate::core::shown::for_a_person(text, false, 128)
 }
 
 /// `error.type` of a tools/call whose reply came but cannot be what `execute` resolves with:

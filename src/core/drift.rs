@@ -11,6 +11,9 @@ pub struct Drift {
     generation: AtomicU64,
     poisoned: AtomicBool,
     refuse: bool,
+    /// Under `refuse`: the fingerprint of the first import since `close()`. Every later
+    /// import must match it, announced or not (a reconnect's sweep, a lost subscription's).
+    first: std::sync::Mutex<Option<[u8; 32]>>,
 }
 
 impl Drift {
@@ -38,8 +41,38 @@ impl Drift {
     pub fn stale(&self) {
         self.generation.fetch_add(1, Ordering::SeqCst);
     }
+    /// An import was made whose tools have `fingerprint` (`admit::fingerprint`). Under
+    /// `refuse` the first one since `close()` is the toolset the source hands out until the
+    /// next `close()`: one that differs poisons the source, whether or not the server
+    /// announced the change (a server that changes its tools and says nothing, then drops
+    /// the connection, must not get the new list in by the reconnect's sweep). False when it
+    /// poisoned.
+    pub fn imported(&self, fingerprint: [u8; 32]) -> bool {
+        if !self.refuse {
+            return true;
+        }
+        let mut first = crate::sync::lock(&self.first);
+        match *first {
+            None => {
+                *first = Some(fingerprint);
+                true
+            }
+            Some(known) if known == fingerprint => true,
+            Some(_) => {
+                self.poisoned.store(true, Ordering::SeqCst);
+                false
+            }
+        }
+    }
+
+    /// Whether imports are held to the first (`drift: 'refuse'`).
+    pub fn refuses(&self) -> bool {
+        self.refuse
+    }
+
     /// `close()` lifts the poison; the generation keeps counting so old snapshots stay stale.
     pub fn reset(&self) {
+        *crate::sync::lock(&self.first) = None;
         self.poisoned.store(false, Ordering::SeqCst);
         self.generation.fetch_add(1, Ordering::SeqCst);
     }

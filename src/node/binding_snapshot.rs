@@ -34,7 +34,12 @@ impl NativeSnapshot {
     /// The session id of the connection of this import (a stateful HTTP server's), for tracing.
     #[napi(getter)]
     pub fn session_id(&self) -> Option<String> {
-        self.snapshot.conn.rpc.wire().session_id()
+        self.snapshot
+            .conn
+            .rpc
+            .wire()
+            .session_id()
+            .map(|s| crate::client::trace::attribute_text(&s))
     }
 
     /// The tools the import left out, each with why, as JSON text `[{ name, reason }]`.

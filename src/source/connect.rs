@@ -44,16 +44,19 @@ fn listen(conn: &Arc<Connection>, drift: Arc<Drift>) {
         let Some(live) = rpc.upgrade() else { return };
         let id = live.reserve_id();
         let again = rpc.clone();
-        let waiter = Waiter::new(move |ended| {
+        let opened = std::time::Instant::now();
+        let waiter = Waiter::new(move |_ended| {
             let Some(rpc) = again.upgrade() else { return };
             if rpc.is_closed().is_some() {
                 return;
             }
             drift.stale();
-            // A server that ends it at once, again and again, is not asked faster than this.
-            let pause = match ended {
-                Ok(_) => LISTEN_PAUSE,
-                Err(_) => (pause * 2).min(LISTEN_PAUSE_MAX),
+            // A server that ends it soon after it opened, again and again, cleanly or not, is
+            // asked ever more slowly (each end makes the next import sweep again); one that
+            // held it a while is asked again soon.
+            let pause = match opened.elapsed() < LISTEN_HELD {
+                true => (pause * 2).min(LISTEN_PAUSE_MAX),
+                false => LISTEN_PAUSE,
             };
             let again = Arc::downgrade(&rpc);
             let on = runtime.clone();
@@ -78,6 +81,9 @@ fn listen(conn: &Arc<Connection>, drift: Arc<Drift>) {
 /// doubles to when it keeps failing.
 const LISTEN_PAUSE: Duration = Duration::from_millis(100);
 const LISTEN_PAUSE_MAX: Duration = Duration::from_secs(30);
+/// A listen request that lasted less than this ended "at once": the pause before the next
+/// one doubles.
+const LISTEN_HELD: Duration = Duration::from_secs(5);
 
 static CONNECTIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 

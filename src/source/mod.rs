@@ -335,7 +335,12 @@ impl<C: Connector> Source<C> {
             })?;
         // The lock is checked here, on every import (a listChanged makes the next tools() sweep
         // again), never per call. Off the async workers: a big toolset is real CPU work.
-        let tools = self.check_lock(tools).await?;
+        let era = conn.era.get().map(|e| e.version().to_owned());
+        let tools = self.check_lock(tools, era).await?;
+        // Under drift 'refuse' every import is held to the first, announced change or not.
+        if self.drift.refuses() && !self.drift.imported(crate::core::admit::fingerprint(&tools)) {
+            return Err(self.poison_refusal());
+        }
         // The lock check hands back the very list admission made, so what was handed over is
         // still its first `streamed` tools; should that ever change, nothing counts as handed.
         let streamed = if tools.len() >= streamed { streamed } else { 0 };
