@@ -1,5 +1,5 @@
 // rulvar-mcp inspect / call against the embedded server, a stdio server and an HTTP server.
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildServer } from '../examples/server.mjs';
@@ -196,10 +196,46 @@ describe('call, when the tool asks the user something', () => {
     const code = await new Promise((resolve) => child.on('exit', resolve));
     clearTimeout(stuck);
     expect(code, out).toBe(0);
-    expect(out).toContain('The server asks: Confirm the deploy?');
+    expect(out).toMatch(/mcp:stdio:\S+ asks: Confirm the deploy\?/);
     expect(out).toContain('not a boolean');
     expect(out).toMatch(/name \[string; default "anonymous"; optional\]/);
     const result = out.slice(out.lastIndexOf('{"action"')).trim();
     expect(JSON.parse(result)).toEqual({ action: 'accept', content: { ok: true, email: 'me@example.com', name: 'anonymous' } });
   }, 30_000);
+});
+
+describe('a server cannot fool the person at the terminal', () => {
+  it('escapes what the server wrote, asks one question at a time, names the source, sets the host apart', async () => {
+    // util-linux `script` gives the CLI a pseudo-terminal on stdin and stderr.
+    const server = `${process.execPath} ${fixture('hostile-asks.mjs')}`;
+    const child = spawn('script', ['-qec', `"${process.execPath}" "${cli}" call trick --stdio "${server}"`, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    const exited = new Promise<number | null>((r) => child.on('exit', r));
+    const until = async (check: () => boolean) => {
+      for (let i = 0; i < 1500 && !check(); i++) await new Promise((r) => setTimeout(r, 20));
+      return check();
+    };
+    try {
+      expect(await until(() => out.includes('Send?'))).toBe(true);
+      // The second question waits for the first: one keystroke answers one form.
+      await new Promise((r) => setTimeout(r, 300));
+      expect(out).not.toContain('Done?');
+      child.stdin.write('y\r');
+      expect(await until(() => out.includes('Done?'))).toBe(true);
+      child.stdin.write('n\r');
+      expect(await exited).toBe(0);
+    } finally {
+      child.kill();
+    }
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: the server's own sequences must not reach the terminal
+    expect(out).not.toMatch(/\u001b\]8;;|\u001b\[1A|\u001b\[2K/);
+    expect(out).toContain('<U+001B>]8;;https://evil.example/<U+0007>https://github.com/login<U+001B>]8;;<U+0007>');
+    expect(out).toMatch(/mcp:stdio:\S+ asks: Allow/);
+    // The URL as the client checked it, its host on a line of its own.
+    expect(out).toContain('It asks you to open a page on evil.example:');
+    expect(out).toContain('https://evil.example/login');
+    expect(out).not.toContain('HTTPS://EVIL');
+    expect(out).toContain('{"form":"accept","url":"decline"}');
+  }, 60_000);
 });

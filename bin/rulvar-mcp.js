@@ -17,7 +17,11 @@ const crypto = require('node:crypto');
 const api = require('../lib/index.js');
 const { unvalidatedReasons, lockTextOf } = require('../lib/source.js');
 const { refusalKindOf } = require('../lib/errors.js');
-const { terminalElicit } = require('./terminal-elicit.js');
+const { terminalElicit, shown } = require('./terminal-elicit.js');
+const { shownText } = require('../lib/native.js');
+
+// A server's text of several lines (a result, an error), shown line by line, escaped.
+const shownLines = (/** @type {unknown} */ text) => shownText(String(text), true);
 
 const USAGE = `usage: rulvar-mcp inspect|call <tool> [json]|lock|diff <lockfile> [options]
   lock                        writes the toolset lock of the import (stdout, or --out FILE)
@@ -316,20 +320,20 @@ async function inspect(source, config, json) {
   console.log(`${source.id}: ${tools.length} tool(s) admitted`);
   const rows = [
     ['name', 'original', 'risk', 'approval', 'schema', 'contract'],
-    ...tools.map((t) => [t.name, t.original, t.risk ?? '-', t.needsApproval ? 'yes' : 'no', `${t.schemaBytes} B`, t.contractHash]),
+    ...tools.map((t) => [shown(t.name), shown(t.original), t.risk ?? '-', t.needsApproval ? 'yes' : 'no', `${t.schemaBytes} B`, t.contractHash]),
   ];
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
   for (const row of rows) console.log(`  ${row.map((c, i) => c.padEnd(widths[i])).join('  ')}`.trimEnd());
   for (const t of tools.filter((t) => t.unvalidated !== null)) {
     for (const side of ['input', 'output']) {
-      if (t.unvalidated[side] !== undefined) console.log(`  ${t.name}: ${side} not validated: ${t.unvalidated[side]}`);
+      if (t.unvalidated[side] !== undefined) console.log(`  ${shown(t.name)}: ${side} not validated: ${shown(t.unvalidated[side])}`);
     }
   }
   console.log(`toolsetHash    ${report.toolsetHash}`);
   console.log(`authorityHash  ${report.authorityHash}`);
   console.log(`posture        ${JSON.stringify(report.posture)}`);
   console.log(`protocol       ${report.protocol}`);
-  for (const t of report.leftOut) console.log(`  left out: ${t.name}: ${t.reason}`);
+  for (const t of report.leftOut) console.log(`  left out: ${shown(t.name)}: ${shown(t.reason)}`);
 }
 
 async function call(source, toolName, inputText, json) {
@@ -346,13 +350,13 @@ async function call(source, toolName, inputText, json) {
   const defs = await connecting(source, () => source.tools(session));
   const def = defs.find((d) => d.name === toolName);
   if (def === undefined) {
-    const err = new Error(`no tool '${toolName}' was admitted from ${source.id} (have: ${defs.map((d) => d.name).join(', ')})`);
+    const err = new Error(`no tool '${toolName}' was admitted from ${source.id} (have: ${defs.map((d) => shown(d.name)).join(', ')})`);
     err.exitCode = 1;
     throw err;
   }
   const result = await def.execute(input, { runId: 'rulvar-mcp', spanId: 'cli', agent: 'rulvar-mcp' });
   if (json) console.log(JSON.stringify({ tool: toolName, result }, null, 2));
-  else console.log(typeof result === 'string' ? result : JSON.stringify(result, null, 2));
+  else console.log(shownLines(typeof result === 'string' ? result : JSON.stringify(result, null, 2)));
 }
 
 async function lock(source, out) {
@@ -374,8 +378,8 @@ async function diff(source, lockFile, json) {
   } else {
     if (report.changes.length === 0) console.log(`${source.id}: no change from ${lockFile}`);
     else console.log(`${source.id}: ${report.changes.length} change(s) from ${lockFile}`);
-    for (const change of report.changes) console.log(`  ${change.text}`);
-    for (const sign of report.signs) console.log(`  poisoning sign: ${sign.text}`);
+    for (const change of report.changes) console.log(`  ${shown(change.text)}`);
+    for (const sign of report.signs) console.log(`  poisoning sign: ${shown(sign.text)}`);
   }
   return report.changes.length === 0 ? 0 : 1;
 }
@@ -427,7 +431,11 @@ async function main(argv) {
     }
     listener = await addOAuth(config, values);
     // A tool that asks the user something mid-call asks the person at this terminal.
-    if (command === 'call') config.elicit = { handler: terminalElicit, form: true, url: true };
+    if (command === 'call') {
+      const io = { input: process.stdin, output: process.stderr };
+      const id = () => source?.id ?? 'the server';
+      config.elicit = { handler: (request, ctx) => terminalElicit(request, ctx, io, id()), form: true, url: true };
+    }
     source = api.mcp(config);
     if (command === 'inspect') await inspect(source, config, values.json);
     else if (command === 'lock') await lock(source, values.out);
@@ -437,10 +445,10 @@ async function main(argv) {
   } catch (err) {
     const code = exitCodeOf(err);
     if (err instanceof UsageError) console.error(`rulvar-mcp: ${err.message}\n${USAGE}`);
-    else console.error(`rulvar-mcp: ${String(err.message).split('\n')[0]}`);
+    else console.error(`rulvar-mcp: ${shownLines(String(err.message).split('\n')[0])}`);
     // A refusal that lists what it refuses (a lock's changes, poisoning signs) shows the list.
     if (!(err instanceof UsageError) && /\n  /.test(String(err.message))) {
-      for (const line of String(err.message).split('\n').slice(1)) console.error(line);
+      for (const line of String(err.message).split('\n').slice(1)) console.error(shownLines(line));
     }
     return code;
   } finally {
