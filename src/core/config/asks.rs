@@ -91,6 +91,18 @@ pub(crate) fn check_root(root: &Value) -> std::result::Result<(), String> {
     Ok(())
 }
 
+/// A top-level boolean of the offer, `false` when absent.
+fn switch(raw: &Raw, key: &str) -> Result<bool> {
+    match raw.get(key) {
+        Raw::Undefined => Ok(false),
+        Raw::Bool(b) => Ok(*b),
+        other => Err(refuse(format!(
+            "mcp: {key} must be a boolean, got {}",
+            describe_type(other)
+        ))),
+    }
+}
+
 /// Reads `elicit`, `sample`, `roots`, `maxInputRounds`, `tasks` and `serverLogs`.
 pub fn parse(raw: &Raw) -> Result<Asks> {
     let elicit = match raw.get("elicit") {
@@ -173,26 +185,8 @@ pub fn parse(raw: &Raw) -> Result<Asks> {
             )))
         }
     };
-    let tasks = match raw.get("tasks") {
-        Raw::Undefined => false,
-        Raw::Bool(b) => *b,
-        other => {
-            return Err(refuse(format!(
-                "mcp: tasks must be a boolean, got {}",
-                describe_type(other)
-            )))
-        }
-    };
-    let outside_calls = match raw.get("asksOutsideCalls") {
-        Raw::Undefined => false,
-        Raw::Bool(b) => *b,
-        other => {
-            return Err(refuse(format!(
-                "mcp: asksOutsideCalls must be a boolean, got {}",
-                describe_type(other)
-            )))
-        }
-    };
+    let tasks = switch(raw, "tasks")?;
+    let outside_calls = switch(raw, "asksOutsideCalls")?;
     let logs = match raw.get("serverLogs") {
         Raw::Undefined => None,
         Raw::String(level) if LOG_LEVELS.contains(&level.as_str()) => {
