@@ -607,6 +607,27 @@ export declare class OAuthError extends Error {
   toWire(): { code: 'oauth'; kind: OAuthErrorKind; message: string; retryable: false; error?: string };
 }
 
+/**
+ * What `execute` (and `tools()`) rejects with when the server answers with a JSON-RPC error:
+ * what the MCP SDK 1.x client throws there (its `McpError`), which the TypeScript original let
+ * through. `message` is `MCP error <code>: <message>` with the server's message (header and env
+ * values redacted), `code` the server's (-32603 when it sent none a JS number holds exactly),
+ * `data` the server's when it sent one within 16 KiB of JSON (redacted too). `instanceof` the
+ * SDK's class is false: no class of the SDK's is loaded. Where it happened rides in
+ * non-enumerable members, so the error's own enumerable members are the SDK error's.
+ */
+export interface McpServerError extends Error {
+  readonly name: 'McpError';
+  readonly code: number;
+  readonly data: unknown;
+  /** The source's id. */
+  readonly source?: string;
+  /** The tool whose call it answered (its name as imported). */
+  readonly tool?: string;
+  /** The last lines of a stdio server's stderr, when the answer refused the opening. */
+  readonly stderr?: string;
+}
+
 export type OAuthErrorKind =
   | 'authorization_required'
   | 'refused'

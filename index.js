@@ -852,6 +852,7 @@ module.exports.inputNotJsonMessage = nativeBinding.inputNotJsonMessage
 module.exports.jcsSerialize = nativeBinding.jcsSerialize
 module.exports.OAUTH_CODE = nativeBinding.OAUTH_CODE
 module.exports.schemaHash = nativeBinding.schemaHash
+module.exports.SERVER_CODE = nativeBinding.SERVER_CODE
 module.exports.shownText = nativeBinding.shownText
 module.exports.TOOL_NAME_PATTERN = nativeBinding.TOOL_NAME_PATTERN
 module.exports.toolContractHash = nativeBinding.toolContractHash

@@ -226,9 +226,7 @@ describe('a 2026-07-28 server that asks through input_required (Multi Round-Trip
     try {
       const by = Object.fromEntries((await source.tools(session)).map((d) => [d.name, d]));
       // This server checks the request's declared capabilities itself (-32021).
-      expect((await rejection(by.deploy.execute({ env: 'prod' }, session))).message).toMatch(
-        /^mcp: tool 'deploy' failed: MCP error -32021: .*do not declare the required capability/,
-      );
+      expect((await rejection(by.deploy.execute({ env: 'prod' }, session))).message).toMatch(/^MCP error -32021: .*do not declare the required capability/);
     } finally {
       await source.close();
     }
@@ -239,7 +237,7 @@ describe('a 2026-07-28 server that asks through input_required (Multi Round-Trip
     try {
       const by = Object.fromEntries((await source.tools(session)).map((d) => [d.name, d]));
       expect((await rejection(by.brief.execute({}, session))).message).toMatch(
-        /^mcp: tool 'brief' failed: MCP error -32021: Cannot request input '(model|roots)' \((sampling\/createMessage|roots\/list)\)/,
+        /^MCP error -32021: Cannot request input '(model|roots)' \((sampling\/createMessage|roots\/list)\)/,
       );
     } finally {
       await source.close();

@@ -146,7 +146,9 @@ describe.each(MODES)('discovery over %s', (mode) => {
     expect((await source.tools(session)).map((d) => d.name)).toEqual(['stale']);
     const err = await refusal(source.tools(session));
     expect(err).not.toBeInstanceOf(ConfigError);
-    expect(err.message).toMatch(/^mcp: tools\/list of '.*' failed: MCP error -32603: listing is broken now$/);
+    // The server's answer in the SDK client's words, as the original's host saw it.
+    expect(err.message).toBe('MCP error -32603: listing is broken now');
+    expect([err.name, (err as any).code, (err as any).source]).toEqual(['McpError', -32603, source.id]);
     expect(served.listCalls()).toBe(2);
   });
 

@@ -200,17 +200,62 @@ describe('hostile stdio servers', () => {
     }
   });
 
-  it("redacts env values a server's JSON-RPC error message echoes", async () => {
+  it("redacts env values a server's JSON-RPC error message and data echo", async () => {
     await withHostile('errorEchoesEnv', { stderr: 'ignore', env: { MODE: 'errorEchoesEnv', TOKEN: 'tok-0a1b2c3d4e5f' } }, async (s) => {
       const [echo] = await s.tools(session);
       const err = await echo.execute({}, ctx).catch((e) => e);
-      expect(err.message).toBe("mcp: tool 'echo' failed: MCP error -32000: token [redacted] was refused");
+      // The SDK client's words, as the original threw them; the tool rides beside them.
+      expect(err.message).toBe('MCP error -32000: token [redacted] was refused');
+      expect(err.code).toBe(-32000);
+      expect(err.tool).toBe('echo');
+      expect(err.data).toEqual({
+        token: '[redacted]',
+        '[redacted]': 1,
+        quoted: '"[redacted]"\n',
+        list: [{ deep: 'Bearer [redacted]' }],
+      });
+      expect(JSON.stringify(err.data)).not.toContain('0a1b2c3d4e5f');
     });
     const env = { MODE: 'errorEchoesEnvAnyCode', TOKEN: 'tok-0a1b2c3d4e5f' };
     await withHostile('errorEchoesEnvAnyCode', { stderr: 'ignore', env }, async (s) => {
       const [echo] = await s.tools(session);
       const err = await echo.execute({}, ctx).catch((e) => e);
-      expect(err.message).toBe("mcp: tool 'echo' failed: MCP error -32099: token [redacted] was refused");
+      expect(err.message).toBe('MCP error -32099: token [redacted] was refused');
+    });
+  });
+
+  it('bounds what an error answer carries: a code JS cannot hold exactly is -32603, data over 16 KiB is left out', async () => {
+    await withHostile('oddErrors', { stderr: 'ignore' }, async (s) => {
+      const [echo] = await s.tools(session);
+      const failed = async (c: string) => {
+        const err = await echo.execute({ case: c }, ctx).catch((e) => e);
+        return { name: err.name, message: err.message, code: err.code, data: err.data };
+      };
+      const internal = (message: string) => ({ name: 'McpError', message: `MCP error -32603: ${message}`, code: -32603, data: undefined });
+      expect(await failed('fractionalCode')).toEqual(internal('a fraction'));
+      expect(await failed('hugeCode')).toEqual(internal('a huge code'));
+      expect(await failed('unsafeCode')).toEqual(internal('past what a double holds exactly'));
+      expect(await failed('stringCode')).toEqual(internal('a string code'));
+      expect(await failed('noCode')).toEqual(internal('no code at all'));
+      expect(await failed('objectMessage')).toEqual({ name: 'McpError', message: 'MCP error -32000: unknown error', code: -32000, data: undefined });
+      expect(await failed('hugeData')).toEqual({ name: 'McpError', message: 'MCP error -32000: huge data', code: -32000, data: undefined });
+      expect(await failed('smallData')).toEqual({ name: 'McpError', message: 'MCP error -32000: small data', code: -32000, data: [1, 'two', { three: null }] });
+      // The connection is still in step afterwards.
+      expect(await echo.execute({}, ctx)).toBe('called echo');
+    });
+  });
+
+  it("refuses an opening answered with a JSON-RPC error in the SDK client's words, its stderr beside them", async () => {
+    await withHostile('refuseInitialize', { stderr: 'pipe' }, async (s) => {
+      const err: any = await rejection(s.tools(session));
+      expect(err).not.toBeInstanceOf(ConfigError);
+      expect(err.name).toBe('McpError');
+      expect(err.message).toBe('MCP error -32603: license expired');
+      expect(err.code).toBe(-32603);
+      expect(err.data).toEqual({ renewAt: 'https://example.test/renew' });
+      expect(err.source).toBe(s.id);
+      expect(err.stderr).toContain('license check failed: expired 2024-01-01');
+      expect(Object.keys(err)).toEqual(['code', 'data', 'name']);
     });
   });
 

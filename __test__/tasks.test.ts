@@ -130,8 +130,11 @@ describe('a task kept from an earlier run', () => {
       expect(await started).toBe('built app');
       expect(logged[0]).toBe('info task task-1: working');
       expect(logged[logged.length - 1]).toBe('info task task-1: completed');
-      // A task the server does not know is the call's error.
-      expect((await rejection(resumeTask(source, 'build', 'task-404'))).message).toBe("mcp: tool 'build' failed: MCP error -32602: unknown task");
+      // A task the server does not know is the call's error: the server's answer, in the SDK
+      // client's words, the tool beside them.
+      const unknown: any = await rejection(resumeTask(source, 'build', 'task-404'));
+      expect(unknown.message).toBe('MCP error -32602: unknown task');
+      expect([unknown.name, unknown.code, unknown.tool]).toEqual(['McpError', -32602, 'build']);
       expect((await rejection(resumeTask(source, 'nope', 'task-1'))).message).toMatch(/^mcp: no tool 'nope' was admitted from mcp:stdio:/);
     } finally {
       await source.close();

@@ -55,6 +55,8 @@ class Calls {
   /** @param {ReturnType<typeof import('./telemetry.js').forSource>} otel the source's telemetry, or null */
   constructor(otel) {
     this.otel = otel;
+    /** @type {string | undefined} The source's id, once its native side is made (what a server's error answer names). */
+    this.source = undefined;
     /** @type {NativeSource | null} The native source, once it is made. */
     this.native = null;
     /**
@@ -291,7 +293,7 @@ class Call {
     if (this.ended !== undefined) for (const end of this.ended) end();
     if (this.op !== null) this.op.end(ok ? undefined : (this.errorType ?? '_OTHER'));
     if (ok) this.resolve(value);
-    else this.reject(callFailure(value));
+    else this.reject(callFailure(value, this.name, this.calls.source));
   }
 
   /** @param {() => void} end */

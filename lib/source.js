@@ -177,6 +177,7 @@ function createSource(native, HostConfigError, config, traced) {
   registered.attached(nativeSource);
   calls.native = nativeSource;
   const id = nativeSource.id;
+  calls.source = id;
 
   /** @type {{ key: string, defs: ToolDef[], snapshot: NativeSnapshot } | null} */
   let cache = null;
@@ -245,7 +246,7 @@ function createSource(native, HostConfigError, config, traced) {
     if (cache !== null && nativeSource.cachedKey() === cache.key) return Promise.resolve(cache.defs);
     const run = sweep().catch((err) => {
       listed.drop();
-      throw adopt(HostConfigError, err);
+      throw adopt(HostConfigError, err, id);
     });
     inflight = run;
     const clear = () => {

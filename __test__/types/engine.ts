@@ -9,6 +9,7 @@ import {
   toolsetHash,
   validateJson,
   type McpConfig,
+  type McpServerError,
   type McpStrictConfig,
   type McpSourceRegulatedPosture,
   type LockReport,
@@ -184,6 +185,14 @@ export async function runEngine(source: McpToolSource, signal: AbortSignal): Pro
 
 export function wire(err: ConfigError): { code: 'config'; message: string; retryable: false } {
   return err.toWire();
+}
+
+/** A host reading a server's JSON-RPC error answer as it read the SDK client's `McpError`. */
+export function serverAnswer(err: unknown): string | undefined {
+  if (!(err instanceof Error) || err.name !== 'McpError') return undefined;
+  const answered = err as McpServerError;
+  const code: number = answered.code;
+  return `${code} ${answered.message} ${JSON.stringify(answered.data)} ${answered.tool ?? ''} ${answered.source ?? ''}`;
 }
 
 /** An engine telling an OAuth failure apart by its kind, and reading the server's code. */

@@ -175,18 +175,19 @@ impl Router {
         };
         let reply = match (m.remove("result"), m.remove("error")) {
             (Some(result), None) => Ok(result),
-            (_, Some(error)) => Err(RpcError::Remote {
-                code: error.get("code").and_then(Value::as_i64).unwrap_or(-32603),
-                message: error
-                    .get("message")
-                    .and_then(Value::as_str)
-                    .unwrap_or("unknown error")
-                    .to_owned(),
-            }),
-            (None, None) => Err(RpcError::Remote {
-                code: -32603,
-                message: "the response has neither result nor error".into(),
-            }),
+            (_, Some(mut error)) => {
+                let message = match error.get_mut("message").map(Value::take) {
+                    Some(Value::String(m)) => m,
+                    _ => "unknown error".to_owned(),
+                };
+                let data = error.get_mut("data").map(Value::take);
+                Err(RpcError::answered(error.get("code"), message, data))
+            }
+            (None, None) => Err(RpcError::answered(
+                None,
+                "the response has neither result nor error".into(),
+                None,
+            )),
         };
         waiter.answer(reply);
     }

@@ -475,7 +475,7 @@ mod tests {
             ),
             (
                 r#"{"jsonrpc":"2.0","id":ID,"result":{},"error":null}"#,
-                r#"value Err(Remote { code: -32603, message: "unknown error" })"#,
+                r#"value Err(Remote { code: -32603, message: "unknown error", data: None })"#,
             ),
             (
                 r#"{"jsonrpc":"2.0","id":ID,"id":ID,"result":{}}"#,

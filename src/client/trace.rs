@@ -134,6 +134,7 @@ mod tests {
         let remote = RpcError::Remote {
             code: -32601,
             message: "secret text".into(),
+            data: None,
         };
         assert_eq!(rpc_error_type(&remote), "-32601");
         assert_eq!(rpc_error_type(&RpcError::TimedOut), "timeout");

@@ -91,7 +91,23 @@ impl OAuthFailure {
     }
 }
 
-/// A runtime failure (a plain `Error` on the JS side), or an OAuth one when `oauth` says which.
+/// A server's JSON-RPC error answer, beside the failure's message (`MCP error <code>:
+/// <message>`, the words the MCP SDK's client gives it): the JS side makes of it what that
+/// client throws, an `McpError` with `code` and `data`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerError {
+    /// The server's code (a JS safe integer: `client::error::RpcError::answered`).
+    pub code: i64,
+    /// The JSON text of the server's `data`, redacted and bounded; `None` when it sent none
+    /// (or one over the bound).
+    pub data: Option<String>,
+    /// A stdio child's last stderr lines, when the answer ended the opening: where the
+    /// original's message has none of this, it travels beside the message.
+    pub stderr: Option<String>,
+}
+
+/// A runtime failure (a plain `Error` on the JS side), an OAuth one when `oauth` says which,
+/// or a server's JSON-RPC error answer when `server` holds it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Failure {
     pub message: String,
@@ -99,6 +115,8 @@ pub struct Failure {
     /// The request went out and its answer was lost with the connection or stream that was to
     /// carry it: the server may have acted on it (a re-issue may repeat it).
     pub lost: bool,
+    /// Boxed: a failure travels by value through every call's path, and is rarely this one.
+    pub server: Option<Box<ServerError>>,
 }
 
 impl Failure {
@@ -107,6 +125,7 @@ impl Failure {
             message,
             oauth: Some(kind),
             lost: false,
+            server: None,
         }
     }
 
@@ -116,6 +135,28 @@ impl Failure {
             message,
             oauth: None,
             lost: true,
+            server: None,
+        }
+    }
+
+    /// A server's JSON-RPC error answer, `message` worded as the SDK's client words it.
+    pub fn server(message: String, server: ServerError) -> Self {
+        Self {
+            message,
+            oauth: None,
+            lost: false,
+            server: Some(Box::new(server)),
+        }
+    }
+
+    /// Prefixes where it happened (`context`), unless it is a server's answer, whose message
+    /// stays the SDK client's word for word: the host (and, for a call, the model) sees what
+    /// the original showed; where it happened then travels beside it (the JS side's
+    /// properties).
+    pub fn in_context(self, context: impl FnOnce(String) -> String) -> Self {
+        match self.server {
+            Some(_) => self,
+            None => self.map_message(context),
         }
     }
 
@@ -125,6 +166,7 @@ impl Failure {
             message: f(self.message),
             oauth: self.oauth,
             lost: self.lost,
+            server: self.server,
         }
     }
 }
@@ -135,6 +177,7 @@ impl From<String> for Failure {
             message,
             oauth: None,
             lost: false,
+            server: None,
         }
     }
 }

@@ -65,6 +65,12 @@ pub const OAUTH_CODE: &str = super::errors::OAUTH_CODE;
 #[napi]
 pub const FEED_RESUME_BYTES: u32 = crate::transport::stdout::RESUME_BYTES as u32;
 
+/// The code of a server's JSON-RPC error answer to the opening or a list crossing into JS
+/// (`errors::SERVER_CODE`), with its `rpcCode`, `data` (JSON text) and `stderr`: the JS side
+/// rebuilds it as the SDK client's `McpError`.
+#[napi]
+pub const SERVER_CODE: &str = super::errors::SERVER_CODE;
+
 /// A batch from `takeCompletions()` is `[[id, kind, value], ...]`, its kinds written as one
 /// digit each (`completions`): as the JS side reads them after `JSON.parse`.
 const fn kind_number(kind: char) -> u32 {
@@ -77,7 +83,8 @@ pub const COMPLETION_PROGRESS: u32 = kind_number(completions::PROGRESS);
 /// A call's result; the value is what `execute` resolves with.
 #[napi]
 pub const COMPLETION_RESULT: u32 = kind_number(completions::RESULT);
-/// A call's failure; the value is the message `execute` rejects with.
+/// A call's failure; the value is the message `execute` rejects with, or an object with it
+/// (an OAuth failure's `kind` and `error`, a server answer's `code` and `data`).
 #[napi]
 pub const COMPLETION_FAILURE: u32 = kind_number(completions::FAILURE);
 /// The `error.type` of the failure that follows for the same call; the value is a string.

@@ -3,7 +3,8 @@
 //! A reply is read on a runtime thread; settling its Promise must happen on the JS thread.
 //! Crossing once per call (a thread-safe function per Promise) costs more than the call
 //! itself, so finished calls accumulate here as one JSON text, `[[id, kind, value], ...]` (kind 0 progress,
-//! 1 result, 2 failure: its message, or `{message, kind, error}` for an OAuth one, which a
+//! 1 result, 2 failure: its message, `{message, kind, error}` for an OAuth one, or
+//! `{message, code, data}` for a server's error answer, which a
 //! kind 3 entry may precede with its `error.type`), and
 //! the JS thread is woken only when the batch goes from empty to non-empty. Under load one
 //! wake-up and one `JSON.parse` settle many calls.
@@ -68,8 +69,25 @@ impl Completions {
             Err(Failure {
                 message,
                 oauth: None,
+                server: None,
                 ..
             }) => self.append(id, FAILURE, |text| write_string(text, &message)),
+            Err(Failure {
+                message,
+                oauth: None,
+                server: Some(server),
+                ..
+            }) => self.append(id, FAILURE, |text| {
+                text.push_str("{\"message\":");
+                write_string(text, &message);
+                let _ = write!(text, ",\"code\":{}", server.code);
+                // JSON text already (serde_json's, of a parsed value).
+                if let Some(data) = &server.data {
+                    text.push_str(",\"data\":");
+                    text.push_str(data);
+                }
+                text.push('}');
+            }),
             Err(Failure {
                 message,
                 oauth: Some(oauth),
@@ -228,6 +246,35 @@ mod tests {
             serde_json::json!([
                 [1, 2, {"message": "no \"1\"", "kind": "refused", "error": "invalid_grant"}],
                 [2, 2, {"message": "no", "kind": "step_up_exhausted"}]
+            ])
+        );
+    }
+
+    #[test]
+    fn a_server_answer_carries_its_code_and_data() {
+        use crate::core::error::ServerError;
+        let (c, _) = counted();
+        let server = |data: Option<&str>| ServerError {
+            code: -32603,
+            data: data.map(str::to_owned),
+            stderr: None,
+        };
+        let with_data = server(Some(r#"{"why":["a \"b\""]}"#));
+        c.push(
+            1,
+            Err(Failure::server("MCP error -32603: no".into(), with_data)),
+        );
+        c.push(
+            2,
+            Err(Failure::server("MCP error -32603: no".into(), server(None))),
+        );
+        let text = c.take_with(str::to_owned).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!([
+                [1, 2, {"message": "MCP error -32603: no", "code": -32603, "data": {"why": ["a \"b\""]}}],
+                [2, 2, {"message": "MCP error -32603: no", "code": -32603}]
             ])
         );
     }

@@ -1,8 +1,10 @@
 //! Errors crossing into JS carry a `code` the JS wrapper maps to classes: `RULVAR_CONFIG`
 //! becomes the host's `ConfigError` (with a `kind` for the refusals the JS side tells apart),
-//! `RULVAR_OAUTH` (with `kind` and `error`) an `OAuthError`; an error without one stays a plain
-//! `Error`.
+//! `RULVAR_OAUTH` (with `kind` and `error`) an `OAuthError`, `RULVAR_SERVER` (with `rpcCode`,
+//! the JSON text of `data` and `stderr`) the SDK client's `McpError`; an error without one
+//! stays a plain `Error`.
 
+use crate::core::error::ServerError;
 use crate::core::ConfigError;
 use crate::source::SourceError;
 use napi::bindgen_prelude::{Env, Unknown};
@@ -10,6 +12,7 @@ use napi::{sys, Error};
 
 pub const CONFIG_CODE: &str = "RULVAR_CONFIG";
 pub const OAUTH_CODE: &str = "RULVAR_OAUTH";
+pub const SERVER_CODE: &str = "RULVAR_SERVER";
 
 pub type JsError = Error<String>;
 
@@ -27,27 +30,47 @@ pub fn from_napi(e: Error) -> JsError {
 pub fn to_js_error(env: &Env, e: SourceError<napi::Error>) -> napi::Error {
     match e {
         SourceError::Refused(c) => {
-            let kind = c.kind;
-            js_error(env, &c.message, Some(CONFIG_CODE), kind, None)
+            let kind = c.kind.map(Member::Text);
+            js_error(env, &c.message, Some(CONFIG_CODE), &[("kind", kind)])
         }
-        SourceError::Failed(m) => js_error(env, &m, None, None, None),
-        SourceError::OAuth(failure, m) => js_error(
-            env,
-            &m,
-            Some(OAUTH_CODE),
-            Some(failure.kind()),
-            failure.error(),
-        ),
+        SourceError::Failed(m) => js_error(env, &m, None, &[]),
+        SourceError::OAuth(failure, m) => {
+            let kind = Some(Member::Text(failure.kind()));
+            let error = failure.error().map(Member::Text);
+            js_error(
+                env,
+                &m,
+                Some(OAUTH_CODE),
+                &[("kind", kind), ("error", error)],
+            )
+        }
+        SourceError::Server(m, server) => server_error(env, &m, &server),
         SourceError::Host(e) => e,
     }
+}
+
+/// A server's error answer to the opening or a list: its code and the rest beside the message,
+/// for lib/errors.js to rebuild as the SDK client's `McpError`.
+fn server_error(env: &Env, message: &str, server: &ServerError) -> napi::Error {
+    let members = [
+        ("rpcCode", Some(Member::Number(server.code as f64))),
+        ("data", server.data.as_deref().map(Member::Text)),
+        ("stderr", server.stderr.as_deref().map(Member::Text)),
+    ];
+    js_error(env, message, Some(SERVER_CODE), &members)
+}
+
+/// A member of an error made here, set when present.
+enum Member<'a> {
+    Text(&'a str),
+    Number(f64),
 }
 
 fn js_error(
     env: &Env,
     message: &str,
     code: Option<&str>,
-    kind: Option<&str>,
-    error: Option<&str>,
+    members: &[(&str, Option<Member>)],
 ) -> napi::Error {
     let raw = env.raw();
     let build = || -> napi::Result<sys::napi_value> {
@@ -64,13 +87,13 @@ fn js_error(
             unsafe { sys::napi_create_error(raw, code, msg, &mut out) },
             "error creation",
         )?;
-        if let Some(kind) = kind {
-            let kind = super::js::create_string(raw, kind)?;
-            super::js::set_member(raw, out, "kind", kind)?;
-        }
-        if let Some(error) = error {
-            let error = super::js::create_string(raw, error)?;
-            super::js::set_member(raw, out, "error", error)?;
+        for (key, member) in members {
+            let value = match member {
+                Some(Member::Text(text)) => super::js::create_string(raw, text)?,
+                Some(Member::Number(n)) => super::js::create_number(raw, *n)?,
+                None => continue,
+            };
+            super::js::set_member(raw, out, key, value)?;
         }
         Ok(out)
     };

@@ -9,7 +9,7 @@ use super::plan::{
     another_round, answers, incomplete, timed_out, typed, until_closed, Done, Failed, Plan,
 };
 use super::tasks;
-use super::{redacted, redacted_failure, ErrorType};
+use super::{call_failure, redacted_failure, ErrorType};
 use crate::client::rpc::{Answer, Fast, Listener, Request, RpcError, Waiter};
 use crate::client::trace::{result_error_type, rpc_error_type};
 use crate::core::lite::RawObject;
@@ -84,9 +84,7 @@ fn waiter(plan: Arc<Plan>, done: Done) -> Waiter {
         let reply = reply.map_err(|e| match e {
             RpcError::TimedOut => timed_out(&spec.name, plan.call_ms),
             RpcError::Cancelled => crate::core::error::aborted(&spec.name).into(),
-            other => redacted(&plan.secrets, other)
-                .into_failure()
-                .map_message(|m| format!("mcp: tool '{}' failed: {m}", spec.name)),
+            other => call_failure(&plan.secrets, &spec.name, other),
         });
         let result = match reply {
             Ok(result) => result,

@@ -9,7 +9,7 @@ use crate::client::handshake::{self, Refusal};
 use crate::client::rpc::{Rpc, RpcError, Waiter};
 use crate::core::config::Protocol;
 use crate::core::drift::Drift;
-use crate::core::error::{with_diagnostics, ConfigError};
+use crate::core::error::{with_diagnostics, ConfigError, Failure};
 use crate::core::jcs::format_f64;
 use crate::core::sweep::{sweep, PageError, SweepBounds, SweepError};
 use crate::sync::lock;
@@ -276,18 +276,27 @@ impl<C: Connector> Source<C> {
             }
             Err(Refusal::Rpc(e)) => {
                 self.forget_live(&conn);
-                // A connection that ended says how (stderr included); any other failure gets
-                // the server's last words here.
-                let failure = match e {
-                    RpcError::Closed(reason) => reason.into(),
-                    other => redacted(&self.secrets, other)
-                        .into_failure()
-                        .map_message(|m| with_diagnostics(m, conn.rpc.wire().diagnostics())),
-                };
+                let failure = self.opening_failed(e, &conn);
                 conn.abort("mcp: the handshake failed").await;
                 Err(failure.into())
             }
         }
+    }
+
+    /// Why an opening failed. A connection that ended says how (stderr included); any other
+    /// failure gets the server's last words here: beside a server's error answer, whose message
+    /// stays the SDK client's as in the original, and at the end of any other.
+    fn opening_failed(&self, e: RpcError, conn: &Connection) -> Failure {
+        if let RpcError::Closed(reason) = e {
+            return reason.into();
+        }
+        let diagnostics = conn.rpc.wire().diagnostics();
+        let mut failure = redacted(&self.secrets, e).into_failure();
+        match &mut failure.server {
+            Some(server) => server.stderr = diagnostics,
+            None => failure = failure.map_message(|m| with_diagnostics(m, diagnostics)),
+        }
+        failure
     }
 
     async fn connect_timeout(&self, connect_ms: f64, conn: Option<&Arc<Connection>>) -> Error<C> {
@@ -358,8 +367,10 @@ impl<C: Connector> Source<C> {
         .await;
         result.map_err(|e| match e {
             SweepError::Refused(r) => SourceError::Refused(r),
+            // A server's error answer in the SDK client's words, as the original's host saw
+            // it; the source it came from travels beside it (lib/errors.js).
             SweepError::Failed(f) => f
-                .map_message(|m| format!("mcp: tools/list of '{}' failed: {m}", self.id))
+                .in_context(|m| format!("mcp: tools/list of '{}' failed: {m}", self.id))
                 .into(),
         })
     }

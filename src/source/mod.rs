@@ -13,7 +13,7 @@ use crate::client::trace::Tracer;
 use crate::core::admit::{Admission, AdmissionError, ToolSpec};
 use crate::core::config::{Config, Drift as DriftPolicy};
 use crate::core::drift::Drift;
-use crate::core::error::{ConfigError, Failure, OAuthFailure};
+use crate::core::error::{ConfigError, Failure, OAuthFailure, ServerError};
 use crate::core::lock::{Lock, Report};
 use crate::core::secrets::Secrets;
 use crate::sync::lock;
@@ -46,16 +46,52 @@ pub(crate) fn redacted_failure(secrets: &Secrets, f: Failure) -> Failure {
     f.map_message(|m| secrets.redact(&m))
 }
 
-/// `e` with the server's own error message redacted: it can echo a header or env value.
-/// Failures our transports report carry their server text redacted already.
+/// `e` with the server's own error message and data redacted: either can echo a header or env
+/// value. Failures our transports report carry their server text redacted already.
 pub(crate) fn redacted(secrets: &Secrets, e: RpcError) -> RpcError {
     match e {
-        RpcError::Remote { code, message } => RpcError::Remote {
+        RpcError::Remote {
             code,
-            message: secrets.redact(&message),
-        },
+            message,
+            mut data,
+        } => {
+            if let Some(data) = &mut data {
+                redact_value(secrets, data);
+            }
+            RpcError::Remote {
+                code,
+                message: secrets.redact(&message),
+                data,
+            }
+        }
         other => other,
     }
+}
+
+/// Every string of `value`, keys included, redacted in place. Redacting its JSON text instead
+/// would miss a secret that JSON escapes (one with a `"` or `\` in it). The depth is bounded
+/// by the parser's (128).
+fn redact_value(secrets: &Secrets, value: &mut Value) {
+    match value {
+        Value::String(s) => *s = secrets.redact(s),
+        Value::Array(items) => items.iter_mut().for_each(|v| redact_value(secrets, v)),
+        Value::Object(members) => {
+            let taken = std::mem::take(members);
+            for (key, mut v) in taken {
+                redact_value(secrets, &mut v);
+                members.insert(secrets.redact(&key), v);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A call's failure as the client reported it: a server's JSON-RPC error in the SDK client's
+/// words (the model sees what it saw with the original), anything else naming the tool.
+pub(crate) fn call_failure(secrets: &Secrets, tool: &str, e: RpcError) -> Failure {
+    redacted(secrets, e)
+        .into_failure()
+        .in_context(|m| format!("mcp: tool '{tool}' failed: {m}"))
 }
 
 /// Why a source operation failed, sorted by how the host must surface it. `H` is an error of
@@ -69,6 +105,8 @@ pub enum SourceError<H> {
     Failed(String),
     /// An OAuth failure the host can tell apart by its kind (`OAuthError`).
     OAuth(OAuthFailure, String),
+    /// A server's JSON-RPC error answer (the SDK client's `McpError`), its message first.
+    Server(String, ServerError),
     /// The host's own error, as it was thrown.
     Host(H),
 }
@@ -81,9 +119,10 @@ impl<H> From<ConfigError> for SourceError<H> {
 
 impl<H> From<Failure> for SourceError<H> {
     fn from(f: Failure) -> Self {
-        match f.oauth {
-            Some(kind) => SourceError::OAuth(kind, f.message),
-            None => SourceError::Failed(f.message),
+        match (f.oauth, f.server) {
+            (Some(kind), _) => SourceError::OAuth(kind, f.message),
+            (None, Some(server)) => SourceError::Server(f.message, *server),
+            (None, None) => SourceError::Failed(f.message),
         }
     }
 }

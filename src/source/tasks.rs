@@ -8,8 +8,8 @@
 //! abort and the call's deadline send `tasks/cancel`. Each status the task passes through reaches
 //! the calling tool's log, with the task id, so a host can keep it.
 
+use super::call_failure;
 use super::plan::{answers, mapped, timed_out, typed, until_closed, Done, Failed, Plan};
-use super::redacted;
 use crate::client::rpc::RpcError;
 use crate::client::trace::{result_error_type, rpc_error_type};
 use serde_json::{json, Map, Value};
@@ -50,10 +50,7 @@ async fn to_its_end(plan: &Plan, modern: bool, mut task: Value) -> Result<String
     };
     let failed = |e: RpcError| -> Failed {
         let kind = rpc_error_type(&e);
-        let f = redacted(&plan.secrets, e)
-            .into_failure()
-            .map_message(|m| format!("mcp: tool '{}' failed: {m}", spec.name));
-        (f, kind)
+        (call_failure(&plan.secrets, &spec.name, e), kind)
     };
     let mapped = |result: Value| mapped(plan, result).map_err(|f| (f, result_error_type(false)));
     let mut told = String::new();
@@ -96,14 +93,11 @@ async fn to_its_end(plan: &Plan, modern: bool, mut task: Value) -> Result<String
                     .pointer("/error/message")
                     .or_else(|| task.get("statusMessage"))
                     .and_then(Value::as_str)
-                    .unwrap_or("the task failed");
-                return Err(failed(RpcError::Remote {
-                    code: task
-                        .pointer("/error/code")
-                        .and_then(Value::as_i64)
-                        .unwrap_or(-32603),
-                    message: why.to_owned(),
-                }));
+                    .unwrap_or("the task failed")
+                    .to_owned();
+                let data = task.pointer_mut("/error/data").map(Value::take);
+                let code = task.pointer("/error/code");
+                return Err(failed(RpcError::answered(code, why, data)));
             }
             "cancelled" => {
                 return Err(typed("cancelled")(

@@ -187,6 +187,7 @@ fn failed<T>(r: Result<T, Error<FakeConnector>>) -> String {
         Err(SourceError::Failed(m)) => m,
         Err(SourceError::Refused(r)) => r.message,
         Err(SourceError::OAuth(_, m)) => m,
+        Err(SourceError::Server(m, _)) => m,
         Err(SourceError::Host(h)) => h,
     }
 }
@@ -331,4 +332,22 @@ fn a_page_is_small_enough_to_admit_inline_by_its_count_of_values() {
     assert!(!super::within(std::slice::from_ref(&tool), 6));
     let huge = serde_json::json!({"inputSchema": {"enum": vec![1; 10_000]}});
     assert!(!super::within(&[huge], super::INLINE_VALUES));
+}
+
+#[test]
+fn a_server_answer_is_redacted_in_its_message_and_in_every_string_of_its_data() {
+    let secrets = Secrets::new(["tok-0a1b2c3d"]);
+    let answer = RpcError::Remote {
+        code: -32000,
+        message: "tok-0a1b2c3d was refused".into(),
+        // In a key, and in a string whose JSON text escapes the quotes around it.
+        data: Some(json!({"tok-0a1b2c3d": ["a \"tok-0a1b2c3d\"", 1, null]})),
+    };
+    let failure = call_failure(&secrets, "echo", answer);
+    assert_eq!(failure.message, "MCP error -32000: [redacted] was refused");
+    let data = failure.server.and_then(|s| s.data).unwrap();
+    assert_eq!(data, r#"{"[redacted]":["a \"[redacted]\"",1,null]}"#);
+    // Anything else names the tool, as before.
+    let closed = call_failure(&secrets, "echo", RpcError::Closed("gone".into()));
+    assert_eq!(closed.message, "mcp: tool 'echo' failed: gone");
 }
