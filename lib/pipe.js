@@ -46,8 +46,6 @@ function readPipe(text, ref) {
   }
   // Calls in flight hold the loop (lib/calls.js); an idle source's pipe must not.
   socket.unref();
-  // The stream side of the socket (the types tsc reads lib/ with leave it out).
-  const flow = /** @type {{ pause(): unknown, resume(): unknown }} */ (/** @type {unknown} */ (socket));
   let open = true;
   const stop = () => {
     // The connection is over: nothing more of this pipe is wanted.
@@ -69,7 +67,7 @@ function readPipe(text, ref) {
           // The native source is gone.
         }
         if (backlog < 0) stop();
-        else if (backlog < FEED_RESUME_BYTES) flow.resume();
+        else if (backlog < FEED_RESUME_BYTES) socket.resume();
         else readOnWhenWorkedThrough();
       }, BACKLOG_LOOK_MS)
     );
@@ -86,7 +84,7 @@ function readPipe(text, ref) {
     }
     if (out === false) return stop();
     if (out === true) {
-      flow.pause();
+      socket.pause();
       readOnWhenWorkedThrough();
       return;
     }

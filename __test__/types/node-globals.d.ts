@@ -3,6 +3,8 @@
 declare var process: {
   readonly platform: string;
   readonly arch: string;
+  /** `node`, and `bun` or `deno` under those runtimes (lib/runtime.js). */
+  readonly versions: Readonly<Record<string, string | undefined>>;
 };
 
 declare module 'node:fs' {
@@ -13,6 +15,8 @@ declare module 'node:net' {
   export class Socket {
     constructor(options: { fd: number; readable: boolean; writable: boolean });
     unref(): this;
+    pause(): this;
+    resume(): this;
     destroy(): this;
     on(event: 'data', listener: (chunk: Uint8Array) => void): this;
     on(event: 'end', listener: () => void): this;
