@@ -31,6 +31,7 @@
 const { makeInprocessBridge } = require('./inprocess.js');
 const { makeAsk } = require('./asks.js');
 const { readPipe } = require('./pipe.js');
+const { READS_PIPES_ON_JS_THREAD } = require('./runtime.js');
 const binding = require('./native.js');
 
 /** @param {() => unknown} hook */
@@ -135,8 +136,9 @@ function sourceHooks(config, transport, calls, closing, otel, listed) {
     trace: otel?.hook,
     // The ToolDefs of a big import, parsed page by page while the server lists the next.
     listed,
-    // stdio: the child's stdout, read by this thread's loop where Node can take the pipe.
-    pipe: transport === 'stdio' && process.platform !== 'win32' ? (text) => readPipe(text, new WeakRef(calls)) : undefined,
+    // stdio: the child's stdout, read by this thread's loop where the runtime can take the
+    // pipe (lib/runtime.js); elsewhere a native thread reads it.
+    pipe: transport === 'stdio' && READS_PIPES_ON_JS_THREAD ? (text) => readPipe(text, new WeakRef(calls)) : undefined,
   };
 }
 

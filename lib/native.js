@@ -16,6 +16,9 @@ const FROM_SOURCE =
 
 /** @returns {typeof import('../binding.js')} */
 function load() {
+  // A runtime too old for the addon is told so here, by name, not by a crash or a hang later.
+  const why = require('./runtime.js').unsupported();
+  if (why !== null) throw new Error(why);
   try {
     // The generated loader's exports, as binding.d.ts (generated beside it) declares them;
     // ../index.d.ts is the package's API.

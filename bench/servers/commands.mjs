@@ -7,7 +7,10 @@ const here = (p) => fileURLToPath(new URL(p, import.meta.url));
 
 /** `{ kind: 'stdio' | 'http', command, args, env }` for a transport of bench/case.mjs. */
 export function serverCommand(transport, tools) {
-  const node = (script, env, kind = 'stdio') => ({ kind, command: process.execPath, args: [here(script)], env: { ...env, TOOLS: String(tools) } });
+  // The servers run on BENCH_SERVER_NODE when it is set (bench/runtimes.mjs: the same server
+  // for a client on every runtime), on the client's own runtime otherwise.
+  const runtime = process.env.BENCH_SERVER_NODE ?? process.execPath;
+  const node = (script, env, kind = 'stdio') => ({ kind, command: runtime, args: [here(script)], env: { ...env, TOOLS: String(tools) } });
   switch (transport) {
     case 'stdio-fast':
       return node('./fast-stdio.mjs', { PATH: process.env.PATH });
