@@ -3,7 +3,7 @@
 //! offered: the client declares no capability). The checks of what a server then asks are
 //! `core::asks`'s.
 
-use super::read::{count, describe_type, flag, hook_object, refuse};
+use super::read::{boolean, count, describe_type, flag, hook_object, refuse};
 use crate::core::error::Result;
 use crate::core::raw::Raw;
 use serde_json::{Map, Value};
@@ -91,18 +91,6 @@ pub(crate) fn check_root(root: &Value) -> std::result::Result<(), String> {
     Ok(())
 }
 
-/// A top-level boolean of the offer, `false` when absent.
-fn switch(raw: &Raw, key: &str) -> Result<bool> {
-    match raw.get(key) {
-        Raw::Undefined => Ok(false),
-        Raw::Bool(b) => Ok(*b),
-        other => Err(refuse(format!(
-            "mcp: {key} must be a boolean, got {}",
-            describe_type(other)
-        ))),
-    }
-}
-
 /// Reads `elicit`, `sample`, `roots`, `maxInputRounds`, `tasks` and `serverLogs`.
 pub fn parse(raw: &Raw) -> Result<Asks> {
     let elicit = match raw.get("elicit") {
@@ -185,8 +173,8 @@ pub fn parse(raw: &Raw) -> Result<Asks> {
             )))
         }
     };
-    let tasks = switch(raw, "tasks")?;
-    let outside_calls = switch(raw, "asksOutsideCalls")?;
+    let tasks = boolean(raw.get("tasks"), "tasks", false)?;
+    let outside_calls = boolean(raw.get("asksOutsideCalls"), "asksOutsideCalls", false)?;
     let logs = match raw.get("serverLogs") {
         Raw::Undefined => None,
         Raw::String(level) if LOG_LEVELS.contains(&level.as_str()) => {

@@ -192,11 +192,16 @@ pub(crate) fn hook_object(value: &Raw, key: &str, known: &[&str]) -> Result<()> 
 }
 
 pub(crate) fn flag(value: &Raw, key: &str, name: &str, default: bool) -> Result<bool> {
-    match value.get(name) {
+    boolean(value.get(name), &format!("{key}.{name}"), default)
+}
+
+/// A boolean at `path` (as the refusal names it), `default` when absent.
+pub(crate) fn boolean(value: &Raw, path: &str, default: bool) -> Result<bool> {
+    match value {
         Raw::Undefined => Ok(default),
         Raw::Bool(b) => Ok(*b),
         other => Err(refuse(format!(
-            "mcp: {key}.{name} must be a boolean, got {}",
+            "mcp: {path} must be a boolean, got {}",
             describe_type(other)
         ))),
     }
