@@ -7,12 +7,13 @@
 // package brings the Node 22 binary; a devDependency would put its `node` first on the PATH of
 // every npm script), and the first run installs that into node_modules/.cache with `npm ci`,
 // again only when the lock file changed.
-import { execFile, execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { installPinned } from './helpers/tool-folder.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const pinned = join(root, '__test__', 'conformance', 'next');
@@ -22,18 +23,7 @@ const cli = join(tools, 'node_modules', '@modelcontextprotocol', 'conformance', 
 const client = join(root, '__test__', 'conformance', 'client.mjs');
 
 function install(): void {
-  const lock = readFileSync(join(pinned, 'package-lock.json'), 'utf8');
-  const stamp = join(tools, '.installed-lock');
-  if (existsSync(stamp) && readFileSync(stamp, 'utf8') === lock && existsSync(node22) && existsSync(cli)) return;
-  rmSync(tools, { recursive: true, force: true });
-  mkdirSync(tools, { recursive: true });
-  for (const f of ['package.json', 'package-lock.json']) copyFileSync(join(pinned, f), join(tools, f));
-  // Under `npm test` the outer npm's project root is in the environment: the nested npm must
-  // find its own (the tool folder), not install into the project.
-  const env = { ...process.env };
-  delete env.npm_config_local_prefix;
-  execFileSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: tools, env, stdio: 'pipe', timeout: 280_000 });
-  writeFileSync(stamp, lock);
+  installPinned(pinned, tools, [node22, cli]);
 }
 
 interface Run {
