@@ -32,6 +32,11 @@ pub trait Answerer: Send + Sync {
     fn admit(&self, _method: &str) -> Result<(), (i64, String)> {
         Ok(())
     }
+    /// The host's own calls in flight: the bounds on a server's requests grow with them
+    /// (`core::ask_budget`).
+    fn calls_in_flight(&self) -> usize {
+        0
+    }
 }
 
 /// Routes inbound messages to their callers, on whichever thread the transport read them.
@@ -136,14 +141,15 @@ impl Router {
         }
     }
 
-    /// Counts one more of the server's requests in, or says why it is refused.
-    fn admit_ask(&self) -> Result<Asking, (i64, String)> {
-        if !lock(&self.rate).take(std::time::Instant::now()) {
+    /// Counts one more of the server's requests in, with `calls` of the host's in flight, or
+    /// says why it is refused.
+    fn admit_ask(&self, calls: usize) -> Result<Asking, (i64, String)> {
+        if !lock(&self.rate).take(std::time::Instant::now(), calls) {
             return Err((ask_budget::REFUSED_CODE, ask_budget::too_fast()));
         }
         let before = self.asking.fetch_add(1, Ordering::Relaxed);
         let asking = Asking(self.asking.clone());
-        if before >= ask_budget::AT_ONCE {
+        if before >= ask_budget::at_once(calls) {
             return Err((ask_budget::REFUSED_CODE, ask_budget::too_many_at_once()));
         }
         Ok(asking)
@@ -221,7 +227,8 @@ impl Router {
         let modern = self.modern.load(Ordering::Relaxed);
         if method != "ping" && !modern {
             if let Some((answerer, runtime)) = self.asks.get() {
-                let asking = match answerer.admit(method).and_then(|()| self.admit_ask()) {
+                let calls = answerer.calls_in_flight();
+                let asking = match answerer.admit(method).and_then(|()| self.admit_ask(calls)) {
                     Ok(asking) => asking,
                     Err(refused) => {
                         let _ = wire.send(reply(id, Err(refused)).to_string(), None);

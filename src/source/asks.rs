@@ -262,6 +262,10 @@ impl Answerer for ForServer {
         self.refused_now(method).map_or(Ok(()), Err)
     }
 
+    fn calls_in_flight(&self) -> usize {
+        self.0.calls().len()
+    }
+
     fn answer(
         &self,
         method: &str,
