@@ -324,6 +324,24 @@ export interface LockChange {
   text: string;
 }
 
+/** A stdio server's confinement (`sandbox`). */
+export interface McpSandbox {
+  /** Absolute paths: `read` readable (and runnable), `write` readable and writable. */
+  fs?: { read?: string[]; write?: string[] };
+  /**
+   * `'deny'` (the default): no TCP connect or bind; `'allow'`: unconfined; `{ connect }`: TCP
+   * connect to these ports only (`'*:5432'` or `5432`; a named host cannot be enforced by
+   * port-based Landlock and counts as unsupported).
+   */
+  net?: 'deny' | 'allow' | { connect: Array<string | number> };
+  /**
+   * What a right the system cannot enforce does: `'refuse'` fails the connect, typed;
+   * `'warn'` starts the server with what is enforced and tells the first call's `ctx.log`.
+   * @default 'refuse'
+   */
+  onUnsupported?: 'refuse' | 'warn';
+}
+
 /** A sign of tool poisoning in an imported title or description; reported, never altered. */
 export interface PoisoningSign {
   tool: string;
@@ -368,6 +386,13 @@ export interface McpStdioConfig extends McpCommonConfig {
    * @default 'inherit'
    */
   stderr?: 'inherit' | 'ignore' | 'pipe';
+  /**
+   * Confine the server (Linux: Landlock, applied between fork and exec, so wrappers and every
+   * grandchild are confined too): it reads only the system's runtime, its command's install
+   * tree and `fs.read`, writes only `fs.write`, and reaches the network as `net` says. Part of
+   * the source's identity (the toolset lock). Absent: unconfined. docs/sandbox.md.
+   */
+  sandbox?: McpSandbox;
   url?: never;
   server?: never;
   http?: never;
@@ -390,6 +415,7 @@ export interface McpHttpConfig extends McpCommonConfig {
   env?: never;
   cwd?: never;
   stderr?: never;
+  sandbox?: never;
 }
 
 /**
@@ -413,6 +439,7 @@ export interface McpInProcessConfig extends McpCommonConfig {
   env?: never;
   cwd?: never;
   stderr?: never;
+  sandbox?: never;
 }
 
 /**
@@ -455,6 +482,13 @@ export interface McpConfig extends McpCommonConfig {
    * @default 'inherit'
    */
   stderr?: 'inherit' | 'ignore' | 'pipe';
+  /**
+   * Confine the server (Linux: Landlock, applied between fork and exec, so wrappers and every
+   * grandchild are confined too): it reads only the system's runtime, its command's install
+   * tree and `fs.read`, writes only `fs.write`, and reaches the network as `net` says. Part of
+   * the source's identity (the toolset lock). Absent: unconfined. docs/sandbox.md.
+   */
+  sandbox?: McpSandbox;
   /** streamable-http: the server endpoint, `http://` or `https://` (required there). */
   url?: string;
   /**

@@ -39,6 +39,11 @@ config:
   --max-tools N  --max-pages N  --max-schema-bytes N  --require-bounds
   --connect-ms N  --list-ms N  --call-ms N  --discovery-ms N  --drift rekey|refuse
   --env K=V  --cwd dir  --stderr inherit|ignore|pipe  --strict
+sandbox (stdio; Linux enforces it, docs/sandbox.md):
+  --sandbox-read dir          readable (repeatable); with any --sandbox-* flag the server is
+  --sandbox-write dir         confined: writable (repeatable)
+  --sandbox-net deny|allow|host:port,...   TCP it may connect to (default deny)
+  --sandbox-warn              start with what can be enforced instead of refusing
 output:
   --out FILE                  lock: write the lock to FILE
   --json                      machine-readable output on stdout`;
@@ -69,6 +74,10 @@ const OPTIONS = {
   env: { type: 'string', multiple: true },
   cwd: { type: 'string' },
   stderr: { type: 'string' },
+  'sandbox-read': { type: 'string', multiple: true },
+  'sandbox-write': { type: 'string', multiple: true },
+  'sandbox-net': { type: 'string' },
+  'sandbox-warn': { type: 'boolean' },
   strict: { type: 'boolean' },
   out: { type: 'string' },
   json: { type: 'boolean' },
@@ -244,10 +253,24 @@ async function addOAuth(config, v) {
   return listener;
 }
 
+/** The `sandbox` the --sandbox-* flags declare, or undefined when none is given. */
+function sandboxOf(v) {
+  const flags = ['sandbox-read', 'sandbox-write', 'sandbox-net', 'sandbox-warn'];
+  if (flags.every((f) => v[f] === undefined)) return undefined;
+  const net = v['sandbox-net'];
+  return {
+    fs: { read: v['sandbox-read'] ?? [], write: v['sandbox-write'] ?? [] },
+    // A list of host:port (or ports) is the connect list; the config refuses what is neither.
+    net: net === undefined || net === 'deny' || net === 'allow' ? (net ?? 'deny') : { connect: net.split(',').map((e) => (/^\d+$/.test(e) ? Number(e) : e)) },
+    onUnsupported: v['sandbox-warn'] ? 'warn' : 'refuse',
+  };
+}
+
 function buildConfig(v) {
   let config;
   if (v.stdio !== undefined && v.http !== undefined) throw new UsageError('give one target: --stdio or --http');
   if (v.http !== undefined) {
+    if (sandboxOf(v) !== undefined) throw new UsageError('the --sandbox-* flags confine a stdio server: give them with --stdio');
     config = { transport: 'streamable-http', url: v.http };
     if (v.header) config.http = { headers: pairs(v.header, '--header') };
   } else {
@@ -257,6 +280,8 @@ function buildConfig(v) {
     if (v.env) config.env = pairs(v.env, '--env');
     if (v.cwd !== undefined) config.cwd = v.cwd;
     if (v.stderr !== undefined) config.stderr = v.stderr;
+    const sandbox = sandboxOf(v);
+    if (sandbox !== undefined) config.sandbox = sandbox;
   }
   if (v.allow) config.allow = names(v.allow);
   if (v.deny) config.deny = names(v.deny);

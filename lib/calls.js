@@ -59,6 +59,8 @@ class Calls {
     this.source = undefined;
     /** @type {NativeSource | null} The native source, once it is made. */
     this.native = null;
+    /** Whether the source's sandbox may have a warning to tell (`onUnsupported: 'warn'`). */
+    this.warnsOfSandbox = false;
     /**
      * The hooks the native source reaches only through a WeakRef (lib/hooks.js): held here, so
      * that while `busy` holds this object they still answer.
@@ -152,6 +154,7 @@ class Calls {
    * @returns {Promise<unknown>}
    */
   execute(snapshot, def, index, input, ctx, traits) {
+    if (this.warnsOfSandbox) this.tellSandbox(ctx);
     const bridge = this.bridge;
     if (bridge === null) return this.begin(snapshot, def, index, input, ctx, traits);
     bridge.hold();
@@ -162,6 +165,23 @@ class Calls {
       const alone = this.waiting.size <= 1;
       bridge.flush(alone && this.alone);
       this.alone = alone;
+    }
+  }
+
+  /**
+   * What the system could not enforce of the source's `sandbox` (`onUnsupported: 'warn'`),
+   * told once, to the first call's `ctx.log` that can hear it.
+   * @param {Partial<ToolContext> | undefined} ctx
+   */
+  tellSandbox(ctx) {
+    if (typeof ctx?.log !== 'function') return;
+    const warning = this.native?.sandboxWarning();
+    if (warning == null) return;
+    this.warnsOfSandbox = false;
+    try {
+      ctx.log('warn', warning);
+    } catch {
+      // A host logger that throws must not take the process down.
     }
   }
 

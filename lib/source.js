@@ -161,6 +161,8 @@ function createSource(native, HostConfigError, config, traced) {
   // null unless @opentelemetry/api is installed and the host left tracing on.
   const otel = telemetry.forSource(config, traced);
   const calls = new Calls(otel);
+  const sandboxDigest = checked.sandboxDigest;
+  calls.warnsOfSandbox = /** @type {any} */ (config).sandbox?.onUnsupported === 'warn';
   let aborter = new AbortController();
   const closing = () => aborter.signal;
   const listed = new Listed();
@@ -217,6 +219,9 @@ function createSource(native, HostConfigError, config, traced) {
         needsApproval: tool.needsApproval,
       };
       if (tool.risk !== undefined) def.risk = tool.risk;
+      // A confined server's tools carry its policy's digest into the authority hash; not
+      // enumerable, so the ToolDef's shape is the original's.
+      if (sandboxDigest != null) Object.defineProperty(def, 'sandbox', { value: sandboxDigest, enumerable: false });
       if (otel === null) {
         def.execute = (input, ctx) => calls.execute(snapshot, def, index, input, ctx, undefined);
       } else {

@@ -157,9 +157,13 @@ pub struct AuthorityRef<'a> {
     pub needs_approval: bool,
     pub executor: &'a str,
     pub risk: Option<&'a str>,
+    /// The digest of the confinement its server runs under (`sandbox`), when it has one: absent
+    /// otherwise, so every record without one is the engine's own.
+    pub sandbox: Option<&'a str>,
 }
 
-/// `toolsetAuthorityHash`: `{ name, contract, needsApproval, executor, risk? }` sorted by name.
+/// `toolsetAuthorityHash`: `{ name, contract, needsApproval, executor, risk?, sandbox? }` sorted
+/// by name.
 pub fn toolset_authority_hash(tools: &[AuthorityRef<'_>]) -> Result<String> {
     let mut sorted: Vec<&AuthorityRef<'_>> = tools.iter().collect();
     sorted.sort_by(|a, b| jcs::cmp_utf16(a.contract.name_str(), b.contract.name_str()));
@@ -177,6 +181,9 @@ pub fn toolset_authority_hash(tools: &[AuthorityRef<'_>]) -> Result<String> {
         record.insert("executor".into(), Value::String(tool.executor.to_owned()));
         if let Some(r) = tool.risk {
             record.insert("risk".into(), Value::String(r.to_owned()));
+        }
+        if let Some(s) = tool.sandbox {
+            record.insert("sandbox".into(), Value::String(s.to_owned()));
         }
         records.push(Value::Object(record));
     }
@@ -243,6 +250,7 @@ mod tests {
             needs_approval,
             executor: "inprocess",
             risk: None,
+            sandbox: None,
         };
         assert_ne!(
             toolset_authority_hash(&[rec(true)]).unwrap(),

@@ -119,12 +119,22 @@ fn listed<'a>(
 pub fn identity(config: &Config, issuer: Option<&str>) -> Value {
     match &config.transport {
         Transport::Stdio {
-            command, args, env, ..
+            command,
+            args,
+            env,
+            sandbox,
+            ..
         } => {
             let mut keys: Vec<&str> = env.iter().map(|(k, _)| k.as_str()).collect();
             keys.sort_unstable();
             keys.dedup();
-            json!({ "transport": "stdio", "command": command, "args": args, "envKeys": keys })
+            let mut id =
+                json!({ "transport": "stdio", "command": command, "args": args, "envKeys": keys });
+            // The confinement is part of who the server is: a looser one is another source.
+            if let Some(sandbox) = sandbox {
+                id["sandbox"] = sandbox.identity();
+            }
+            id
         }
         Transport::Http { url, oauth, .. } => {
             let mut id = json!({ "transport": "streamable-http", "url": shown_url(url) });

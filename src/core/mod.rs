@@ -20,6 +20,7 @@ pub(crate) mod oauth;
 pub(crate) mod raw;
 pub mod result;
 pub(crate) mod revisions;
+pub(crate) mod sandbox;
 pub(crate) mod secrets;
 pub(crate) mod shown;
 pub(crate) mod signs;

@@ -34,6 +34,20 @@ impl NativeConfig {
     pub fn transport(&self) -> &'static str {
         transport_word(&self.config.transport)
     }
+
+    /// The digest of the stdio server's `sandbox` policy, if it has one: each of its ToolDefs
+    /// carries it (non-enumerable), and `toolsetAuthorityHash` hashes it with the tool's
+    /// authority, so a looser confinement is another authority.
+    #[napi(getter)]
+    pub fn sandbox_digest(&self) -> Option<String> {
+        match &self.config.transport {
+            Transport::Stdio {
+                sandbox: Some(sandbox),
+                ..
+            } => Some(sandbox.digest()),
+            _ => None,
+        }
+    }
 }
 
 /// The config's word for a transport (the tests below hold each to what parses as it).

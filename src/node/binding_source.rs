@@ -41,6 +41,8 @@ pub struct NativeSource {
     port: Arc<Port>,
     /// Its stdio children's stdout pipes that Node reads (`feed`).
     pipes: Arc<Pipes>,
+    /// Its connector, for what it keeps to tell the host (`sandboxWarning`).
+    connector: Arc<NodeConnector>,
 }
 
 /// The JS side's callbacks for one source (lib/hooks.js makes them): each is called through the
@@ -185,12 +187,14 @@ impl NativeSource {
                 .filter(|_| config.transport != Transport::InProcess)
                 .map(|hook| Arc::new(JsListed(hook)) as Arc<dyn crate::source::Listed>),
             read_on,
+            unenforced: Mutex::new(None),
+            warned: Default::default(),
         });
         let completions = Arc::new(Completions::new(move || {
             wake.fire(String::new());
         }));
         Ok(Self {
-            source: Source::new(config, connector, secrets, lock),
+            source: Source::new(config, connector.clone(), secrets, lock),
             inbound,
             calls: Arc::new(Calls {
                 completions,
@@ -198,6 +202,7 @@ impl NativeSource {
             }),
             port: port.port().clone(),
             pipes,
+            connector,
         })
     }
 
@@ -350,6 +355,13 @@ impl NativeSource {
         let taken = batch_to_js(env, &self.calls.completions)?;
         self.calls.completions.wake_if_pending();
         Ok(Either::A(taken))
+    }
+
+    /// What the system could not enforce of the `sandbox` (with `onUnsupported: 'warn'`), once:
+    /// null after it was taken, and when everything was enforced.
+    #[napi(catch_unwind)]
+    pub fn sandbox_warning(&self) -> Option<String> {
+        self.connector.take_warning()
     }
 
     /// How many bytes of stdio pipe `pipe` a runtime thread still has to work through; -1 once

@@ -5,13 +5,15 @@ use super::binding_port::Port;
 use super::hooks::{never_settles, JsBridge, JsHook};
 use crate::client::trace::Tracer;
 use crate::core::config::{Config, Transport};
+use crate::core::error::ConfigError;
+use crate::core::sandbox::Sandbox;
 use crate::core::secrets::Secrets;
 use crate::source::{AskHook, Connector, Listed, SourceError};
 use crate::transport::http::{self, HeaderSource, StaticHeaders};
 use crate::transport::inprocess::InProcessWire;
 use crate::transport::oauth::OAuth;
 use crate::transport::observe::Inbound;
-use crate::transport::process::Children;
+use crate::transport::process::{sandbox, Children};
 use crate::transport::stdio::{self, StdioSpec};
 use crate::transport::stdout::ReadOn;
 use crate::transport::Wire;
@@ -46,6 +48,37 @@ pub(super) struct NodeConnector {
     pub(super) listed: Option<Arc<dyn Listed>>,
     /// Who reads a stdio child's stdout when Node's loop can (`node::pipe`).
     pub(super) read_on: Option<Arc<dyn ReadOn>>,
+    /// What the system could not enforce of the `sandbox` (with `onUnsupported: 'warn'`),
+    /// until the JS side tells the host, once (`sandboxWarning()`).
+    pub(super) unenforced: Mutex<Option<String>>,
+    pub(super) warned: std::sync::atomic::AtomicBool,
+}
+
+impl NodeConnector {
+    /// The stdio server's confinement, built for this spawn, and the policy in a line; `Err`:
+    /// the refusal.
+    fn confine(
+        &self,
+        policy: &Sandbox,
+        command: &str,
+        env: &[(String, String)],
+        cwd: &Option<String>,
+    ) -> Result<(sandbox::Confinement, String), String> {
+        let program = crate::transport::process::program(command, env, cwd.as_deref());
+        let prepared = sandbox::prepare(policy, &program)?;
+        if let Some(what) = prepared.unenforced {
+            if !self.warned.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                *crate::sync::lock(&self.unenforced) =
+                    Some(format!("mcp: '{}': {what}", self.config.id()));
+            }
+        }
+        Ok((prepared.confinement, policy.describe()))
+    }
+
+    /// The sandbox warning not yet told, taken (`onUnsupported: 'warn'`).
+    pub(super) fn take_warning(&self) -> Option<String> {
+        crate::sync::lock(&self.unenforced).take()
+    }
 }
 
 impl Connector for NodeConnector {
@@ -63,7 +96,22 @@ impl Connector for NodeConnector {
                 env,
                 cwd,
                 stderr,
+                sandbox,
             } => {
+                // Built here, before the spawn: a policy the system cannot enforce refuses the
+                // connect, typed.
+                let sandbox = match sandbox
+                    .as_ref()
+                    .map(|policy| self.confine(policy, command, env, cwd))
+                {
+                    None => None,
+                    Some(Ok(confined)) => Some(confined),
+                    Some(Err(refused)) => {
+                        return Box::pin(async move {
+                            Err(SourceError::Refused(ConfigError::new(refused)))
+                        })
+                    }
+                };
                 let spec = StdioSpec {
                     command: command.clone(),
                     args: args.clone(),
@@ -73,8 +121,9 @@ impl Connector for NodeConnector {
                     children: self.children.clone(),
                     secrets: self.secrets.clone(),
                     read_on: self.read_on.clone(),
+                    sandbox,
                 };
-                let result = stdio::spawn(&spec, inbound).map(|w| w as Arc<dyn Wire>);
+                let result = stdio::spawn(spec, inbound).map(|w| w as Arc<dyn Wire>);
                 Box::pin(async move { result.map_err(SourceError::Failed) })
             }
             Transport::Http { url, .. } => {

@@ -156,7 +156,7 @@ pub fn from_json(env: Env, value: &Value) -> napi::Result<Val> {
 }
 
 /// How deep the config walk looks: `config.risk.<tool>` is the deepest member checked (but
-/// for the members of the two objects `Look::Open` names).
+/// for the members of what `Look::Open` names).
 const CONFIG_DEPTH: usize = 3;
 
 /// The host config as the core's checks see it. `server` is only probed for a `connect`
@@ -183,6 +183,9 @@ fn look(depth: usize, name: &str) -> Look {
         (0, "server") => Look::Named(&["connect"]),
         (2, "store") => Look::Named(&["load", "save"]),
         (2, "dpop" | "tokenExchange") => Look::Open,
+        // `sandbox.fs.read`, `sandbox.fs.write`, `sandbox.net.connect`: lists of strings (and
+        // port numbers) one level past the depth.
+        (2, "read" | "write" | "connect") => Look::Open,
         _ => Look::Plain,
     }
 }

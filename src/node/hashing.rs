@@ -148,16 +148,21 @@ pub fn toolset_authority_hash(env: Env, tools: Unknown) -> napi::Result<String, 
             _ => "inprocess".to_owned(),
         };
         let risk = read("risk")?.as_str().map(str::to_owned);
-        records.push((contract, needs_approval, executor, risk));
+        // A confined source's tools carry its policy's digest (non-enumerable).
+        let sandbox = read("sandbox")?.as_str().map(str::to_owned);
+        records.push((contract, needs_approval, executor, risk, sandbox));
     }
     let refs: Vec<AuthorityRef<'_>> = records
         .iter()
-        .map(|(c, needs_approval, executor, risk)| AuthorityRef {
-            contract: ContractRef::of(c),
-            needs_approval: *needs_approval,
-            executor,
-            risk: risk.as_deref(),
-        })
+        .map(
+            |(c, needs_approval, executor, risk, sandbox)| AuthorityRef {
+                contract: ContractRef::of(c),
+                needs_approval: *needs_approval,
+                executor,
+                risk: risk.as_deref(),
+                sandbox: sandbox.as_deref(),
+            },
+        )
         .collect();
     hash::toolset_authority_hash(&refs).map_err(refusal)
 }

@@ -11,6 +11,8 @@
 //! `Group` (`terminate`, `kill`, `reaped`), `spawn`, `program` (how `command` is resolved),
 //! `describe_exit`, and `PLATFORM_ENV` (variables passed on beside the common allow-list).
 
+pub mod sandbox;
+
 #[cfg(unix)]
 mod unix;
 #[cfg(unix)]

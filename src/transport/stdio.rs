@@ -34,6 +34,9 @@ pub struct StdioSpec {
     pub secrets: Arc<Secrets>,
     /// Who reads the child's stdout, if not a runtime task.
     pub read_on: Option<Arc<dyn ReadOn>>,
+    /// The server's confinement, built before the spawn, and the policy in a line (said in
+    /// every error about the server's end, so a denial can be told from a bug).
+    pub sandbox: Option<(process::sandbox::Confinement, String)>,
 }
 
 /// Grace periods of the close sequence: stdin closed, then SIGTERM, then SIGKILL (on Windows,
@@ -50,9 +53,16 @@ pub struct StdioWire {
     stderr: Option<Arc<StderrTail>>,
     secrets: Arc<Secrets>,
     closing: mpsc::UnboundedSender<()>,
+    /// The sandbox policy in force, in a line, if any.
+    policy: Option<Arc<str>>,
 }
 
-pub fn spawn(spec: &StdioSpec, inbound: Inbound) -> Result<Arc<StdioWire>, String> {
+pub fn spawn(mut spec: StdioSpec, inbound: Inbound) -> Result<Arc<StdioWire>, String> {
+    let (confinement, policy) = match spec.sandbox.take() {
+        Some((confinement, policy)) => (Some(confinement), Some(Arc::<str>::from(policy))),
+        None => (None, None),
+    };
+    let spec = &spec;
     let could_not_start =
         |e: std::io::Error| format!("mcp: could not start '{}': {e}", spec.command);
     let mut cmd = Command::new(process::program(
@@ -88,7 +98,8 @@ pub fn spawn(spec: &StdioSpec, inbound: Inbound) -> Result<Arc<StdioWire>, Strin
     }
     // The command (and with it our copy of the stderr pipe's write end) is dropped by the
     // spawn, so the reader sees the end of the pipe once the child's side is closed.
-    let (mut child, group) = process::spawn(cmd, &spec.children).map_err(could_not_start)?;
+    let (mut child, group) =
+        process::spawn(cmd, &spec.children, confinement).map_err(could_not_start)?;
     let stderr =
         stderr_pipe.map(|pipe| StderrTail::capture(pipe, spec.stderr == StderrMode::Inherit));
     let stdin = child.stdin.take();
@@ -103,13 +114,18 @@ pub fn spawn(spec: &StdioSpec, inbound: Inbound) -> Result<Arc<StdioWire>, Strin
         let end = End {
             reason: {
                 let (child, group, stderr) = (child.clone(), group.clone(), stderr.clone());
-                let secrets = spec.secrets.clone();
+                let (secrets, policy) = (spec.secrets.clone(), policy.clone());
                 Box::new(move |alive| {
                     let (child, group, stderr) = (child.clone(), group.clone(), stderr.clone());
-                    let secrets = secrets.clone();
+                    let (secrets, policy) = (secrets.clone(), policy.clone());
                     Box::pin(async move {
-                        end_reason(&child, group.as_deref(), stderr.as_deref(), &secrets, alive)
-                            .await
+                        let ended = Ended {
+                            group: group.as_deref(),
+                            stderr: stderr.as_deref(),
+                            secrets: &secrets,
+                            policy: policy.as_deref(),
+                        };
+                        end_reason(&child, ended, alive).await
                     })
                 })
             },
@@ -137,18 +153,31 @@ pub fn spawn(spec: &StdioSpec, inbound: Inbound) -> Result<Arc<StdioWire>, Strin
         stderr,
         secrets: spec.secrets.clone(),
         closing: closing_tx,
+        policy,
     }))
 }
 
 /// Why the server's end of the connection went away (its stdout ended, or it stopped reading):
 /// how the process ended, if it did, else `alive`; and the last lines it wrote to stderr.
+/// What `end_reason` tells the end with besides the child.
+struct Ended<'a> {
+    group: Option<&'a Group>,
+    stderr: Option<&'a StderrTail>,
+    secrets: &'a Secrets,
+    policy: Option<&'a str>,
+}
+
 async fn end_reason(
     child: &Arc<tokio::sync::Mutex<Option<Child>>>,
-    group: Option<&Group>,
-    stderr: Option<&StderrTail>,
-    secrets: &Secrets,
+    ended: Ended<'_>,
     alive: &str,
 ) -> String {
+    let Ended {
+        group,
+        stderr,
+        secrets,
+        policy,
+    } = ended;
     // Stdout closed: give the process a moment to report how it ended. One that ended is
     // reaped here, as the close sequence would (its group first).
     let status = {
@@ -174,7 +203,20 @@ async fn end_reason(
         stderr.settled(STDERR_SETTLE).await;
     }
     let tail = stderr.map(|s| s.text(secrets)).filter(|t| !t.is_empty());
-    with_diagnostics(how, tail)
+    with_diagnostics(how, noted(tail, policy))
+}
+
+/// The stderr tail with a line saying the server ran confined, and how: an `EACCES` in the
+/// tail is then a denial, not a bug.
+fn noted(tail: Option<String>, policy: Option<&str>) -> Option<String> {
+    let Some(policy) = policy else {
+        return tail;
+    };
+    let note = format!("(a sandbox was in force: the server {policy})");
+    Some(match tail {
+        Some(tail) => format!("{tail}\n{note}"),
+        None => note,
+    })
 }
 
 /// Ends what is left of the child's group (grandchildren included) while the child is not yet
@@ -221,10 +263,12 @@ impl Wire for StdioWire {
     }
 
     fn diagnostics(&self) -> Option<String> {
-        self.stderr
+        let tail = self
+            .stderr
             .as_ref()
             .map(|s| s.text(&self.secrets))
-            .filter(|t| !t.is_empty())
+            .filter(|t| !t.is_empty());
+        noted(tail, self.policy.as_deref())
     }
 
     fn shutdown(&self) -> BoxFuture<'static, ()> {
@@ -248,6 +292,7 @@ impl StdioWire {
             stderr: self.stderr.clone(),
             secrets: self.secrets.clone(),
             closing: self.closing.clone(),
+            policy: self.policy.clone(),
         }
     }
 }
@@ -268,6 +313,7 @@ mod tests {
             children: children.clone(),
             secrets: Arc::new(Secrets::new(Vec::new())),
             read_on: None,
+            sandbox: None,
         }
     }
 
@@ -278,7 +324,7 @@ mod tests {
     async fn a_server_that_exits_by_itself_is_unregistered_when_reaped() {
         let children = Children::new();
         let (inbound, mut events) = Inbound::new(Arc::new(Drift::new(false)));
-        let wire = spawn(&spec("exit 3", &children), inbound).expect("sh starts");
+        let wire = spawn(spec("exit 3", &children), inbound).expect("sh starts");
         assert_eq!(children.registered(), 1);
         let reason = loop {
             match events.recv().await {
@@ -301,7 +347,7 @@ mod tests {
     async fn close_after_a_server_exited_signals_no_group_that_took_its_id() {
         let children = Children::new();
         let (inbound, mut events) = Inbound::new(Arc::new(Drift::new(false)));
-        let wire = spawn(&spec("exit 0", &children), inbound).expect("sh starts");
+        let wire = spawn(spec("exit 0", &children), inbound).expect("sh starts");
         let pgid = wire
             .child
             .lock()
@@ -344,7 +390,7 @@ mod tests {
         let (inbound, _events) = Inbound::new(Arc::new(Drift::new(false)));
         // Ignores the end of its input and SIGTERM: only the SIGKILL ends it.
         let wire = spawn(
-            &spec("trap '' TERM; while :; do sleep 1; done", &children),
+            spec("trap '' TERM; while :; do sleep 1; done", &children),
             inbound,
         )
         .expect("sh starts");

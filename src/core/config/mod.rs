@@ -9,6 +9,7 @@
 pub(crate) mod asks;
 pub(crate) mod oauth;
 mod read;
+mod sandbox;
 mod transport;
 
 pub(crate) use read::{describe_type, header_record, HeaderValue};
@@ -23,7 +24,7 @@ use transport::*;
 
 pub const BOUND_KEYS: [&str; 3] = ["maxTools", "maxPages", "maxSchemaBytes"];
 pub const TIMEOUT_KEYS: [&str; 4] = ["connectMs", "listMs", "callMs", "discoveryMs"];
-pub const TOP_LEVEL_KEYS: [&str; 34] = [
+pub const TOP_LEVEL_KEYS: [&str; 35] = [
     "transport",
     "command",
     "args",
@@ -49,6 +50,7 @@ pub const TOP_LEVEL_KEYS: [&str; 34] = [
     "env",
     "cwd",
     "stderr",
+    "sandbox",
     // The toolset lock: the lock, what a difference from it does, and whether a
     // poisoning sign refuses.
     "lock",
@@ -140,6 +142,8 @@ pub enum Transport {
         env: Vec<(String, String)>,
         cwd: Option<String>,
         stderr: StderrMode,
+        /// The server's confinement (`sandbox`), if the host declared one.
+        sandbox: Option<crate::core::sandbox::Sandbox>,
     },
     Http {
         url: String,
@@ -361,7 +365,9 @@ impl Config {
                 forbid(
                     raw,
                     "streamable-http",
-                    &["command", "args", "server", "env", "cwd", "stderr"],
+                    &[
+                        "command", "args", "server", "env", "cwd", "stderr", "sandbox",
+                    ],
                 )?;
                 TransportKind::Http
             }
@@ -370,7 +376,9 @@ impl Config {
                 forbid(
                     raw,
                     "inprocess",
-                    &["command", "args", "url", "http", "env", "cwd", "stderr"],
+                    &[
+                        "command", "args", "url", "http", "env", "cwd", "stderr", "sandbox",
+                    ],
                 )?;
                 TransportKind::InProcess
             }
@@ -390,6 +398,7 @@ impl Config {
                 env: parse_env(raw.get("env"))?,
                 cwd: optional_string(raw, "cwd")?,
                 stderr: parse_stderr(raw.get("stderr"))?,
+                sandbox: sandbox::parse(raw)?,
             },
             TransportKind::Http => {
                 let url = parse_url(raw)?;

@@ -171,9 +171,11 @@ fn exited_now(pid: u32) -> bool {
 }
 
 /// Spawns `cmd` as the leader of a new process group, on the long-lived forking thread.
+/// `confine`: a sandbox built before the fork, applied in the child before it execs.
 pub fn spawn(
     mut cmd: Command,
     children: &Arc<Children>,
+    mut confine: Option<super::sandbox::Confinement>,
 ) -> std::io::Result<(Child, Option<Group>)> {
     cmd.process_group(0).kill_on_drop(true);
     #[cfg(target_os = "linux")]
@@ -203,6 +205,10 @@ pub fn spawn(
             #[cfg(not(target_os = "linux"))]
             watcher::start(watch_read);
             inherit_nothing_else();
+            // Last: the confinement covers the exec and everything after it.
+            if let Some(confinement) = confine.as_mut() {
+                confinement.apply()?;
+            }
             Ok(())
         });
     }

@@ -132,9 +132,12 @@ impl Group {
 }
 
 /// Spawns `cmd` suspended, puts it in a new kill-on-close job, then lets it run.
+/// `_confine`: nothing is enforced on Windows yet (`sandbox::other`): a policy reaches here
+/// only with `onUnsupported: 'warn'`, and the host was told.
 pub fn spawn(
     mut cmd: Command,
     children: &Arc<Children>,
+    _confine: Option<super::sandbox::Confinement>,
 ) -> std::io::Result<(Child, Option<Group>)> {
     let job = Arc::new(Job::new()?);
     cmd.kill_on_drop(true).creation_flags(CREATE_SUSPENDED);
