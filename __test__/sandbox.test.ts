@@ -4,7 +4,7 @@
 // and through an npx-style wrapper, and the npm reference servers filesystem and memory under a
 // policy that grants exactly their directories. Also: the policy in the lock's identity, the
 // unsupported right refused or warned about once, and a denial that says a sandbox was in force.
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -42,6 +42,15 @@ afterAll(() => listener.close());
 const confined = (sandbox: Record<string, unknown>, args = [join(here, 'server.mjs')]) =>
   keep(mcp({ transport: 'stdio', command: process.execPath, args, stderr: 'pipe', sandbox: { fs: { read: [here, inside] }, ...sandbox } } as any));
 
+function opens(path: string): boolean {
+  try {
+    closeSync(openSync(path, 'r'));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 async function toolsOf(source: any) {
   return Object.fromEntries((await source.tools(session)).map((d: any) => [d.name, d]));
 }
@@ -52,6 +61,11 @@ describe.runIf(process.platform === 'linux')('a confined stdio server (Landlock)
     expect(await by.read.execute({ path: join(inside, 'note.txt') }, session)).toBe('inside');
     expect(await by.read.execute({ path: join(outside, 'canary.txt') }, session)).toBe('EACCES');
     expect(await by.read.execute({ path: '/etc/shadow' }, session)).toBe('EACCES');
+    // Not /dev as a whole: a disk's blocks or the kernel's log are not the system's runtime.
+    // The device taken is one this test process (unconfined) can open.
+    const device = ['/dev/sda', '/dev/vda', '/dev/nvme0n1', '/dev/loop0', '/dev/kmsg'].find(opens);
+    expect(device).toBeDefined();
+    expect(await by.read.execute({ path: device }, session)).toBe('EACCES');
     expect(await by.write.execute({ path: join(inside, 'out.txt') }, session)).toBe('written');
     expect(await by.write.execute({ path: join(outside, 'out.txt') }, session)).toBe('EACCES');
   });

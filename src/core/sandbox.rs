@@ -42,9 +42,11 @@ pub struct Sandbox {
 }
 
 /// What a confined server may always read (the system's runtime: libraries, certificates, name
-/// resolution, the dynamic loader's cache), besides the command's own install tree. Never the
-/// home directory, `/proc` (another process's environment is there) or `/etc` as a whole.
-pub const DEFAULT_READ: [&str; 19] = [
+/// resolution, the dynamic loader's cache, the harmless devices), besides the command's own
+/// install tree. Never the home directory, `/proc` (another process's environment is there),
+/// `/etc` as a whole, or `/dev` as a whole (a server run as root could read a disk's blocks
+/// and so every file).
+pub const DEFAULT_READ: [&str; 23] = [
     "/usr",
     "/lib",
     "/lib64",
@@ -63,7 +65,11 @@ pub const DEFAULT_READ: [&str; 19] = [
     "/etc/localtime",
     "/etc/passwd",
     "/etc/group",
-    "/dev",
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
 ];
 
 /// What a confined server may always write: the null device.

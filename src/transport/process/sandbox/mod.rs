@@ -54,6 +54,7 @@ fn refusal(what: &str) -> String {
 
 /// The directory the command was found in (read and run: the runtime it is, its libraries
 /// beside it), and its parent when that directory is a `bin` (an install prefix's `lib/`).
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 fn install_tree(program: &std::path::Path) -> Vec<std::path::PathBuf> {
     let found = match program.components().count() > 1 {
         true => Some(program.to_path_buf()),
