@@ -340,6 +340,11 @@ export interface McpSandbox {
    * @default 'refuse'
    */
   onUnsupported?: 'refuse' | 'warn';
+  /**
+   * Resource limits set in the child before it execs: `openFiles` (descriptors at once) and
+   * `addressSpaceMb` (virtual memory; V8 reserves gigabytes up front, so be generous for Node).
+   */
+  limits?: { openFiles?: number; addressSpaceMb?: number };
 }
 
 /** A sign of tool poisoning in an imported title or description; reported, never altered. */

@@ -123,6 +123,13 @@ describe.runIf(process.platform === 'linux')('a confined stdio server (Landlock)
     expect(JSON.stringify(await by.read_graph.execute({}, session))).toContain('"name":"a"');
   });
 
+  it('limits.openFiles bounds the descriptors the server holds at once', async () => {
+    const open = await toolsOf(confined({}));
+    expect(await open['open-many'].execute({ path: join(inside, 'note.txt'), count: 200 }, session)).toBe('200');
+    const limited = await toolsOf(confined({ limits: { openFiles: 64 } }));
+    expect(await limited['open-many'].execute({ path: join(inside, 'note.txt'), count: 200 }, session)).toBe('EMFILE');
+  });
+
   it('a denial says a sandbox was in force, and which policy, beside the stderr tail', async () => {
     // The server's own script is not granted: Node cannot read it and exits.
     const source = keep(

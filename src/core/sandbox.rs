@@ -39,6 +39,18 @@ pub struct Sandbox {
     pub write: Vec<String>,
     pub net: Net,
     pub on_unsupported: OnUnsupported,
+    pub limits: Limits,
+}
+
+/// Resource limits (`sandbox.limits`), each absent unless declared: set with `setrlimit` in the
+/// child, so they bound the server and what it starts.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Limits {
+    /// `openFiles`: descriptors open at once (`RLIMIT_NOFILE`).
+    pub open_files: Option<u64>,
+    /// `addressSpaceMb`: virtual memory, in MiB (`RLIMIT_AS`). V8 reserves gigabytes of address
+    /// space up front, so a Node server needs a generous one.
+    pub address_space_mb: Option<u64>,
 }
 
 /// What a confined server may always read (the system's runtime: libraries, certificates, name
@@ -95,7 +107,15 @@ impl Sandbox {
             p.sort();
             p
         };
-        json!({ "fs": { "read": sorted(&self.read), "write": sorted(&self.write) }, "net": net })
+        let mut id = json!({ "fs": { "read": sorted(&self.read), "write": sorted(&self.write) }, "net": net });
+        // Present only when declared: a policy without limits keeps the identity it had.
+        if let Some(n) = self.limits.open_files {
+            id["limits"]["openFiles"] = json!(n);
+        }
+        if let Some(n) = self.limits.address_space_mb {
+            id["limits"]["addressSpaceMb"] = json!(n);
+        }
+        id
     }
 
     /// The identity's digest (SHA-256 of its JCS text): what a ToolDef of the source carries
@@ -157,6 +177,7 @@ mod tests {
             write: vec![],
             net,
             on_unsupported: OnUnsupported::Refuse,
+            limits: Limits::default(),
         };
         let a = policy(&["/b", "/a"], Net::Deny);
         let b = policy(&["/a", "/b"], Net::Deny);
@@ -173,6 +194,10 @@ mod tests {
             }])
         };
         assert!(policy(&[], to("*")).beyond_any_platform().is_empty());
+        let mut limited = a.clone();
+        limited.limits.open_files = Some(64);
+        assert_eq!(limited.identity()["limits"], json!({ "openFiles": 64 }));
+        assert_ne!(limited.identity(), a.identity());
         assert_eq!(policy(&[], to("127.0.0.1")).beyond_any_platform().len(), 1);
     }
 }

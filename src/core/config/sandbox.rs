@@ -4,7 +4,7 @@
 use super::read::{describe_type, only_known_keys, optional_string_list, refuse};
 use crate::core::error::Result;
 use crate::core::raw::Raw;
-use crate::core::sandbox::{Endpoint, Net, OnUnsupported, Sandbox};
+use crate::core::sandbox::{Endpoint, Limits, Net, OnUnsupported, Sandbox};
 
 pub fn parse(raw: &Raw) -> Result<Option<Sandbox>> {
     let value = raw.get("sandbox");
@@ -13,12 +13,16 @@ pub fn parse(raw: &Raw) -> Result<Option<Sandbox>> {
         Raw::Object(members) => members,
         other => {
             return Err(refuse(format!(
-                "mcp: 'sandbox' must be an object {{ fs?, net?, onUnsupported? }}, got {}",
+                "mcp: 'sandbox' must be an object {{ fs?, net?, onUnsupported?, limits? }}, got {}",
                 describe_type(other)
             )))
         }
     };
-    only_known_keys("sandbox", members, &["fs", "net", "onUnsupported"])?;
+    only_known_keys(
+        "sandbox",
+        members,
+        &["fs", "net", "onUnsupported", "limits"],
+    )?;
     let fs = value.get("fs");
     let (read, write) = match fs {
         Raw::Undefined => (Vec::new(), Vec::new()),
@@ -52,7 +56,35 @@ pub fn parse(raw: &Raw) -> Result<Option<Sandbox>> {
         write,
         net: net(value.get("net"))?,
         on_unsupported,
+        limits: limits(value.get("limits"))?,
     }))
+}
+
+/// `{ openFiles?, addressSpaceMb? }`, each a positive integer.
+fn limits(value: &Raw) -> Result<Limits> {
+    let members = match value {
+        Raw::Undefined => return Ok(Limits::default()),
+        Raw::Object(members) => members,
+        other => {
+            return Err(refuse(format!(
+                "mcp: 'sandbox.limits' must be an object {{ openFiles?, addressSpaceMb? }}, got {}",
+                describe_type(other)
+            )))
+        }
+    };
+    only_known_keys("sandbox.limits", members, &["openFiles", "addressSpaceMb"])?;
+    let count = |key: &str| match value.get(key) {
+        Raw::Undefined => Ok(None),
+        Raw::Number(n) if *n >= 1.0 && n.fract() == 0.0 && *n <= 9e15 => Ok(Some(*n as u64)),
+        other => Err(refuse(format!(
+            "mcp: 'sandbox.limits.{key}' must be a positive integer, got {}",
+            describe_type(other)
+        ))),
+    };
+    Ok(Limits {
+        open_files: count("openFiles")?,
+        address_space_mb: count("addressSpaceMb")?,
+    })
 }
 
 /// Absolute paths: a relative one would mean whatever the server's working directory is.
@@ -205,8 +237,22 @@ mod tests {
             "mcp: 'sandbox.onUnsupported' must be 'refuse' or 'warn', got the string 'ignore'"
         );
         assert_eq!(
+            refused(obj(vec![(
+                "limits",
+                obj(vec![("openFiles", Raw::Number(0.5))])
+            )])),
+            "mcp: 'sandbox.limits.openFiles' must be a positive integer, got 0.5"
+        );
+        let limited = with(obj(vec![(
+            "limits",
+            obj(vec![("openFiles", Raw::Number(64.0))]),
+        )]))
+        .unwrap()
+        .unwrap();
+        assert_eq!(limited.limits.open_files, Some(64));
+        assert_eq!(
             refused(Raw::Bool(true)),
-            "mcp: 'sandbox' must be an object { fs?, net?, onUnsupported? }, got true"
+            "mcp: 'sandbox' must be an object { fs?, net?, onUnsupported?, limits? }, got true"
         );
     }
 }

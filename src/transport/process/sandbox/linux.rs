@@ -5,7 +5,7 @@
 //! TCP (docs/sandbox.md says what a confined server can still do).
 
 use super::{install_tree, refusal, Prepared};
-use crate::core::sandbox::{Net, OnUnsupported, Sandbox, DEFAULT_READ, DEFAULT_WRITE};
+use crate::core::sandbox::{Limits, Net, OnUnsupported, Sandbox, DEFAULT_READ, DEFAULT_WRITE};
 use landlock::BitFlags;
 use landlock::{
     Access, AccessFs, AccessNet, CompatLevel, Compatible, NetPort, PathBeneath, PathFd, Ruleset,
@@ -16,14 +16,15 @@ use std::path::Path;
 /// The ABI whose rights a policy is built from: the newest this code knows the meaning of.
 const ABI_ASKED: ABI = ABI::V6;
 
-/// A ruleset ready to restrict the child with.
-pub struct Confinement(Option<RulesetCreated>);
+/// A ruleset ready to restrict the child with, and the resource limits to set.
+pub struct Confinement(Option<RulesetCreated>, Limits);
 
 impl Confinement {
     /// Between fork and exec, in the child: `prctl(PR_SET_NO_NEW_PRIVS)` and
     /// `landlock_restrict_self` on the ruleset built before the fork (no allocation on success,
     /// no lock). Once applied it cannot be lifted, by the server or anything it starts.
     pub fn apply(&mut self) -> std::io::Result<()> {
+        super::set_limits(&self.1)?;
         let Some(ruleset) = self.0.take() else {
             return Ok(());
         };
@@ -37,7 +38,7 @@ impl Confinement {
 pub(super) fn build(policy: &Sandbox, program: &Path) -> Result<Prepared, String> {
     match ruleset(policy, program, CompatLevel::HardRequirement) {
         Ok(created) => Ok(Prepared {
-            confinement: Confinement(Some(created)),
+            confinement: Confinement(Some(created), policy.limits),
             unenforced: None,
         }),
         Err(Failure::Path(why)) => Err(why),
@@ -50,7 +51,7 @@ pub(super) fn build(policy: &Sandbox, program: &Path) -> Result<Prepared, String
             let created =
                 ruleset(policy, program, CompatLevel::BestEffort).map_err(Failure::words)?;
             Ok(Prepared {
-                confinement: Confinement(Some(created)),
+                confinement: Confinement(Some(created), policy.limits),
                 unenforced: Some(format!(
                     "this kernel's Landlock lacks a right asked for, and the server runs with what it enforces: {why}"
                 )),

@@ -78,3 +78,28 @@ fn install_tree(program: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     tree
 }
+
+/// `setrlimit` for each declared limit, between fork and exec (async-signal-safe: one system
+/// call each, no allocation).
+#[cfg(unix)]
+fn set_limits(limits: &crate::core::sandbox::Limits) -> std::io::Result<()> {
+    let set = |resource, value: u64| {
+        let limit = libc::rlimit {
+            rlim_cur: value as libc::rlim_t,
+            rlim_max: value as libc::rlim_t,
+        };
+        // SAFETY: `limit` is a plain struct on this stack; setrlimit reads it and touches
+        // nothing else of ours.
+        match unsafe { libc::setrlimit(resource, &limit) } {
+            0 => Ok(()),
+            _ => Err(std::io::Error::last_os_error()),
+        }
+    };
+    if let Some(n) = limits.open_files {
+        set(libc::RLIMIT_NOFILE, n)?;
+    }
+    if let Some(mb) = limits.address_space_mb {
+        set(libc::RLIMIT_AS, mb.saturating_mul(1024 * 1024))?;
+    }
+    Ok(())
+}

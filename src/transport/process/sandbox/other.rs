@@ -4,12 +4,14 @@
 use super::{refusal, Prepared};
 use crate::core::sandbox::{Net, OnUnsupported, Sandbox};
 
-/// Nothing to apply in the child.
-pub struct Confinement;
+/// Only the resource limits to apply in the child (on a Unix).
+pub struct Confinement(crate::core::sandbox::Limits);
 
 impl Confinement {
-    /// Between fork and exec: nothing to do.
+    /// Between fork and exec: the resource limits, where the platform has them.
     pub fn apply(&mut self) -> std::io::Result<()> {
+        #[cfg(unix)]
+        super::set_limits(&self.0)?;
         Ok(())
     }
 }
@@ -24,7 +26,7 @@ pub(super) fn build(policy: &Sandbox, _program: &std::path::Path) -> Result<Prep
             "{what} is not implemented on this platform"
         ))),
         OnUnsupported::Warn => Ok(Prepared {
-            confinement: Confinement,
+            confinement: Confinement(policy.limits),
             unenforced: Some(format!(
                 "the server runs unconfined: {what} is not implemented on {}",
                 std::env::consts::OS
