@@ -841,6 +841,7 @@ module.exports.NativeSnapshot = nativeBinding.NativeSnapshot
 module.exports.NativeSource = nativeBinding.NativeSource
 module.exports.abortedMessage = nativeBinding.abortedMessage
 module.exports.canonicalizeSchema = nativeBinding.canonicalizeSchema
+module.exports.CASSETTE_CODE = nativeBinding.CASSETTE_CODE
 module.exports.COMPLETION_ERROR_TYPE = nativeBinding.COMPLETION_ERROR_TYPE
 module.exports.COMPLETION_FAILURE = nativeBinding.COMPLETION_FAILURE
 module.exports.COMPLETION_PROGRESS = nativeBinding.COMPLETION_PROGRESS

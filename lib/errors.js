@@ -1,7 +1,7 @@
 'use strict';
 
 // The codes the native side gives a typed refusal, an OAuth failure and a server's error answer.
-const { CONFIG_CODE, OAUTH_CODE, SERVER_CODE } = require('./native.js');
+const { CASSETTE_CODE, CONFIG_CODE, OAUTH_CODE, SERVER_CODE } = require('./native.js');
 
 /**
  * The package's own typed refusal: `name` 'ConfigError', `code` 'config', `retryable` false,
@@ -65,6 +65,32 @@ class McpError extends Error {
 }
 
 /**
+ * A replayed source's request that its cassette has no recorded answer for: `name`
+ * 'CassetteError', `code` 'cassette', the `tool` of a call, and `pointer`, the JSON pointer (into
+ * the request's params: `/arguments/...` for a call) of its first difference from the nearest
+ * recorded request, when one of the same tool was recorded. `retryable` false, `toWire()`.
+ */
+class CassetteError extends Error {
+  /** @param {string} message @param {{ tool?: string, pointer?: string }} [options] */
+  constructor(message, options = {}) {
+    super(message);
+    this.name = 'CassetteError';
+    this.code = 'cassette';
+    if (options.tool !== undefined) this.tool = options.tool;
+    if (options.pointer !== undefined) this.pointer = options.pointer;
+    this.retryable = false;
+  }
+
+  toWire() {
+    /** @type {Record<string, unknown>} */
+    const wire = { code: this.code, message: this.message, retryable: this.retryable };
+    if (this.tool !== undefined) wire.tool = this.tool;
+    if (this.pointer !== undefined) wire.pointer = this.pointer;
+    return wire;
+  }
+}
+
+/**
  * `err` with where it happened: each present value a non-enumerable member.
  * @template {Error} E
  * @param {E} err
@@ -112,6 +138,7 @@ function adopt(ErrorClass, err, source) {
   }
   if (err.code === OAUTH_CODE) return new OAuthError(err.message, err);
   if (err.code === SERVER_CODE) return serverError(err, source);
+  if (err.code === CASSETTE_CODE) return new CassetteError(err.message, err);
   return err;
 }
 
@@ -122,6 +149,7 @@ function adopt(ErrorClass, err, source) {
  */
 function callFailure(value, tool, source) {
   if (typeof value === 'string') return new Error(value);
+  if (value.cassette === true) return new CassetteError(value.message, value);
   if (typeof value.code === 'number') return withContext(new McpError(value.message, value.code, value.data), { tool, source });
   return new OAuthError(value.message, value);
 }
@@ -131,4 +159,4 @@ function refusalKindOf(err) {
   return err !== null && typeof err === 'object' ? refusalKinds.get(err) : undefined;
 }
 
-module.exports = { ConfigError, OAuthError, adopt, callFailure, refusalKindOf };
+module.exports = { CassetteError, ConfigError, OAuthError, adopt, callFailure, refusalKindOf };

@@ -117,6 +117,8 @@ pub struct Failure {
     pub lost: bool,
     /// Boxed: a failure travels by value through every call's path, and is rarely this one.
     pub server: Option<Box<ServerError>>,
+    /// A replayed source had no recorded answer for the request (a `CassetteError`).
+    pub replay: Option<Box<crate::core::cassette::Miss>>,
 }
 
 impl Failure {
@@ -126,6 +128,7 @@ impl Failure {
             oauth: Some(kind),
             lost: false,
             server: None,
+            replay: None,
         }
     }
 
@@ -136,6 +139,7 @@ impl Failure {
             oauth: None,
             lost: true,
             server: None,
+            replay: None,
         }
     }
 
@@ -146,6 +150,18 @@ impl Failure {
             oauth: None,
             lost: false,
             server: Some(Box::new(server)),
+            replay: None,
+        }
+    }
+
+    /// A replayed request the cassette has no answer for; its message is the whole story.
+    pub fn replay_miss(miss: crate::core::cassette::Miss) -> Self {
+        Self {
+            message: miss.message.clone(),
+            oauth: None,
+            lost: false,
+            server: None,
+            replay: Some(Box::new(miss)),
         }
     }
 
@@ -154,10 +170,10 @@ impl Failure {
     /// the original showed; where it happened then travels beside it (the JS side's
     /// properties).
     pub fn in_context(self, context: impl FnOnce(String) -> String) -> Self {
-        match self.server {
-            Some(_) => self,
-            None => self.map_message(context),
+        if self.server.is_some() || self.replay.is_some() {
+            return self;
         }
+        self.map_message(context)
     }
 
     /// The same failure with its message rewritten (a prefix naming where it happened).
@@ -167,6 +183,7 @@ impl Failure {
             oauth: self.oauth,
             lost: self.lost,
             server: self.server,
+            replay: self.replay,
         }
     }
 }
@@ -178,6 +195,7 @@ impl From<String> for Failure {
             oauth: None,
             lost: false,
             server: None,
+            replay: None,
         }
     }
 }

@@ -238,6 +238,16 @@ fn engine_contract(tool: &LockedTool) -> Value {
     })
 }
 
+/// The engine's `toolsetHash` of the ToolDefs `specs` admitted.
+pub fn specs_toolset_hash(specs: &[ToolSpec]) -> Result<String> {
+    let contracts: Vec<Value> = locked_tools(specs.iter())
+        .iter()
+        .map(engine_contract)
+        .collect();
+    let refs: Vec<ContractRef<'_>> = contracts.iter().map(ContractRef::of).collect();
+    toolset_hash(&refs)
+}
+
 /// The lock file's text for what `specs` admitted under `config`.
 /// `era`: the protocol revision the contracts were listed in (a 2026-07-28 import can be told
 /// apart from a 2025 one).

@@ -6,6 +6,7 @@ pub(crate) mod admit;
 pub(crate) mod ask_budget;
 pub(crate) mod asks;
 pub mod canonical;
+pub(crate) mod cassette;
 pub(crate) mod config;
 pub(crate) mod dialect;
 pub mod drift;

@@ -146,6 +146,25 @@ impl Secrets {
         out
     }
 
+    /// Every string of `value`, keys included, redacted in place. Redacting its JSON text
+    /// instead would miss a secret that JSON escapes (one with a `"` or `\` in it). The depth
+    /// is bounded by the parser's (128).
+    pub fn redact_value(&self, value: &mut serde_json::Value) {
+        use serde_json::Value;
+        match value {
+            Value::String(s) => *s = self.redact(s),
+            Value::Array(items) => items.iter_mut().for_each(|v| self.redact_value(v)),
+            Value::Object(members) => {
+                let taken = std::mem::take(members);
+                for (key, mut v) in taken {
+                    self.redact_value(&mut v);
+                    members.insert(self.redact(&key), v);
+                }
+            }
+            _ => {}
+        }
+    }
+
     /// `raw` as text (lossy UTF-8) with every byte of a remembered value replaced: each run of
     /// such bytes becomes one `[redacted]`. Occurrences may overlap. Where the read cut `raw`
     /// (`cut`), the longest part of a value that the cut left there is redacted too: the

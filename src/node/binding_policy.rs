@@ -71,6 +71,11 @@ pub const FEED_RESUME_BYTES: u32 = crate::transport::stdout::RESUME_BYTES as u32
 #[napi]
 pub const SERVER_CODE: &str = super::errors::SERVER_CODE;
 
+/// The code of a replayed request the cassette had no answer for (`errors::CASSETTE_CODE`),
+/// with its `tool` and `pointer`: the JS side rebuilds it as a `CassetteError`.
+#[napi]
+pub const CASSETTE_CODE: &str = super::errors::CASSETTE_CODE;
+
 /// A batch from `takeCompletions()` is `[[id, kind, value], ...]`, its kinds written as one
 /// digit each (`completions`): as the JS side reads them after `JSON.parse`.
 const fn kind_number(kind: char) -> u32 {

@@ -20,6 +20,7 @@ use crate::core::lock::{self, Lock};
 use crate::core::secrets::Secrets;
 use crate::source::{AskHook, Source};
 use crate::sync::lock;
+use crate::transport::cassette::Tape;
 use crate::transport::http::{HeaderSource, StaticHeaders};
 use crate::transport::inprocess::Bridge;
 use crate::transport::oauth::OAuth;
@@ -189,6 +190,10 @@ impl NativeSource {
             read_on,
             unenforced: Mutex::new(None),
             warned: Default::default(),
+            tape: config
+                .cassette
+                .clone()
+                .map(|c| Tape::new(c, config.protocol, secrets.clone())),
         });
         let completions = Arc::new(Completions::new(move || {
             wake.fire(String::new());
@@ -238,6 +243,7 @@ impl NativeSource {
         let source = self.source.clone();
         let sweeping = self.source.clone();
         let calls = self.calls.clone();
+        let connector = self.connector.clone();
         if self.is_local() {
             let future = async move {
                 let outcome = sweeping.tools().await;
@@ -257,7 +263,7 @@ impl NativeSource {
             return self.spawn_local(env, Box::pin(future));
         }
         env.spawn_future_with_callback(
-            async move { Ok(sweeping.tools().await) },
+            async move { Ok(recorded(&connector, sweeping.tools().await)) },
             move |env, outcome| match outcome {
                 Ok(snapshot) => Ok(NativeSnapshot {
                     source,
@@ -450,4 +456,21 @@ fn js_null(env: &Env) -> napi::Result<Unknown<'_>> {
     // SAFETY: `null` was just got from `env`, the env of the call this runs in; the `Unknown`
     // is bound to `env`'s lifetime.
     Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), null) })
+}
+
+/// A recording source's import: its toolset hash kept and the cassette written. A cassette
+/// that cannot be written fails the import: a suite would otherwise find out only when it
+/// replays.
+fn recorded(
+    connector: &NodeConnector,
+    outcome: Result<Arc<crate::source::Snapshot>, crate::source::SourceError<napi::Error>>,
+) -> Result<Arc<crate::source::Snapshot>, crate::source::SourceError<napi::Error>> {
+    let snapshot = outcome?;
+    if let Some(recorder) = connector.tape.as_ref().and_then(Tape::recorder) {
+        let hash = crate::core::lock::specs_toolset_hash(&snapshot.tools)?;
+        recorder
+            .imported(hash)
+            .map_err(crate::source::SourceError::Failed)?;
+    }
+    Ok(snapshot)
 }

@@ -67,6 +67,19 @@ impl Completions {
         match outcome {
             Ok(json) => self.append(id, RESULT, |text| text.push_str(&json)),
             Err(Failure {
+                replay: Some(miss), ..
+            }) => self.append(id, FAILURE, |text| {
+                text.push_str("{\"cassette\":true,\"message\":");
+                write_string(text, &miss.message);
+                for (key, value) in [("tool", &miss.tool), ("pointer", &miss.pointer)] {
+                    if let Some(value) = value {
+                        let _ = write!(text, ",\"{key}\":");
+                        write_string(text, value);
+                    }
+                }
+                text.push('}');
+            }),
+            Err(Failure {
                 message,
                 oauth: None,
                 server: None,

@@ -9,6 +9,7 @@ use crate::core::error::ConfigError;
 use crate::core::sandbox::Sandbox;
 use crate::core::secrets::Secrets;
 use crate::source::{AskHook, Connector, Listed, SourceError};
+use crate::transport::cassette::{Decided, Tape};
 use crate::transport::http::{self, HeaderSource, StaticHeaders};
 use crate::transport::inprocess::InProcessWire;
 use crate::transport::oauth::OAuth;
@@ -52,6 +53,8 @@ pub(super) struct NodeConnector {
     /// until the JS side tells the host, once (`sandboxWarning()`).
     pub(super) unenforced: Mutex<Option<String>>,
     pub(super) warned: std::sync::atomic::AtomicBool,
+    /// `cassette`: the exchange recorded to a file, or replayed from one.
+    pub(super) tape: Option<Tape>,
 }
 
 impl NodeConnector {
@@ -75,17 +78,8 @@ impl NodeConnector {
         Ok((prepared.confinement, policy.describe()))
     }
 
-    /// The sandbox warning not yet told, taken (`onUnsupported: 'warn'`).
-    pub(super) fn take_warning(&self) -> Option<String> {
-        crate::sync::lock(&self.unenforced).take()
-    }
-}
-
-impl Connector for NodeConnector {
-    /// An in-process server's `connect` may throw: its very error goes back to the host.
-    type HostError = napi::Error;
-
-    fn open(
+    /// The wire of the configured transport.
+    fn open_wire(
         &self,
         inbound: Inbound,
     ) -> BoxFuture<'static, Result<Arc<dyn Wire>, SourceError<napi::Error>>> {
@@ -165,6 +159,40 @@ impl Connector for NodeConnector {
                     }
                     Ok(InProcessWire::new(bridge) as Arc<dyn Wire>)
                 })
+            }
+        }
+    }
+
+    /// The sandbox warning not yet told, taken (`onUnsupported: 'warn'`).
+    pub(super) fn take_warning(&self) -> Option<String> {
+        crate::sync::lock(&self.unenforced).take()
+    }
+}
+
+impl Connector for NodeConnector {
+    /// An in-process server's `connect` may throw: its very error goes back to the host.
+    type HostError = napi::Error;
+
+    /// With a cassette: the wire it replays, or the real one recorded.
+    fn open(
+        &self,
+        inbound: Inbound,
+    ) -> BoxFuture<'static, Result<Arc<dyn Wire>, SourceError<napi::Error>>> {
+        let Some(tape) = &self.tape else {
+            return self.open_wire(inbound);
+        };
+        match tape.decide() {
+            Err(refused) => {
+                Box::pin(async move { Err(SourceError::Refused(ConfigError::new(refused))) })
+            }
+            Ok(Decided::Replay(player)) => {
+                let wire = player.connect(inbound);
+                Box::pin(async move { Ok(wire) })
+            }
+            Ok(Decided::Record(recorder)) => {
+                let (tapped, conn) = recorder.tap(&inbound);
+                let opened = self.open_wire(tapped);
+                Box::pin(async move { Ok(recorder.wrap(opened.await?, conn)) })
             }
         }
     }

@@ -1,7 +1,8 @@
 //! Errors crossing into JS carry a `code` the JS wrapper maps to classes: `RULVAR_CONFIG`
 //! becomes the host's `ConfigError` (with a `kind` for the refusals the JS side tells apart),
 //! `RULVAR_OAUTH` (with `kind` and `error`) an `OAuthError`, `RULVAR_SERVER` (with `rpcCode`,
-//! the JSON text of `data` and `stderr`) the SDK client's `McpError`; an error without one
+//! the JSON text of `data` and `stderr`) the SDK client's `McpError`, `RULVAR_CASSETTE` (with
+//! `tool` and `pointer`) a `CassetteError`; an error without one
 //! stays a plain `Error`.
 
 use crate::core::error::ServerError;
@@ -13,6 +14,7 @@ use napi::{sys, Error};
 pub const CONFIG_CODE: &str = "RULVAR_CONFIG";
 pub const OAUTH_CODE: &str = "RULVAR_OAUTH";
 pub const SERVER_CODE: &str = "RULVAR_SERVER";
+pub const CASSETTE_CODE: &str = "RULVAR_CASSETTE";
 
 pub type JsError = Error<String>;
 
@@ -45,6 +47,13 @@ pub fn to_js_error(env: &Env, e: SourceError<napi::Error>) -> napi::Error {
             )
         }
         SourceError::Server(m, server) => server_error(env, &m, &server),
+        SourceError::Cassette(miss) => {
+            let members = [
+                ("tool", miss.tool.as_deref().map(Member::Text)),
+                ("pointer", miss.pointer.as_deref().map(Member::Text)),
+            ];
+            js_error(env, &miss.message, Some(CASSETTE_CODE), &members)
+        }
         SourceError::Host(e) => e,
     }
 }

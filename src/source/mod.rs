@@ -56,7 +56,7 @@ pub(crate) fn redacted(secrets: &Secrets, e: RpcError) -> RpcError {
             mut data,
         } => {
             if let Some(data) = &mut data {
-                redact_value(secrets, data);
+                secrets.redact_value(data);
             }
             RpcError::Remote {
                 code,
@@ -65,24 +65,6 @@ pub(crate) fn redacted(secrets: &Secrets, e: RpcError) -> RpcError {
             }
         }
         other => other,
-    }
-}
-
-/// Every string of `value`, keys included, redacted in place. Redacting its JSON text instead
-/// would miss a secret that JSON escapes (one with a `"` or `\` in it). The depth is bounded
-/// by the parser's (128).
-fn redact_value(secrets: &Secrets, value: &mut Value) {
-    match value {
-        Value::String(s) => *s = secrets.redact(s),
-        Value::Array(items) => items.iter_mut().for_each(|v| redact_value(secrets, v)),
-        Value::Object(members) => {
-            let taken = std::mem::take(members);
-            for (key, mut v) in taken {
-                redact_value(secrets, &mut v);
-                members.insert(secrets.redact(&key), v);
-            }
-        }
-        _ => {}
     }
 }
 
@@ -107,6 +89,8 @@ pub enum SourceError<H> {
     OAuth(OAuthFailure, String),
     /// A server's JSON-RPC error answer (the SDK client's `McpError`), its message first.
     Server(String, ServerError),
+    /// A replayed request the cassette has no answer for (`CassetteError`).
+    Cassette(Box<crate::core::cassette::Miss>),
     /// The host's own error, as it was thrown.
     Host(H),
 }
@@ -119,6 +103,9 @@ impl<H> From<ConfigError> for SourceError<H> {
 
 impl<H> From<Failure> for SourceError<H> {
     fn from(f: Failure) -> Self {
+        if let Some(miss) = f.replay {
+            return SourceError::Cassette(miss);
+        }
         match (f.oauth, f.server) {
             (Some(kind), _) => SourceError::OAuth(kind, f.message),
             (None, Some(server)) => SourceError::Server(f.message, *server),

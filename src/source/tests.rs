@@ -188,6 +188,7 @@ fn failed<T>(r: Result<T, Error<FakeConnector>>) -> String {
         Err(SourceError::Refused(r)) => r.message,
         Err(SourceError::OAuth(_, m)) => m,
         Err(SourceError::Server(m, _)) => m,
+        Err(SourceError::Cassette(miss)) => miss.message,
         Err(SourceError::Host(h)) => h,
     }
 }

@@ -1,6 +1,7 @@
 //! Transports: each carries JSON-RPC text to the server and pushes what comes back, already
 //! parsed, into one inbound channel through `observe::Inbound`, which sees every message first.
 
+pub(crate) mod cassette;
 pub(crate) mod http;
 pub(crate) mod inprocess;
 pub(crate) mod oauth;

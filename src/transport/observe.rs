@@ -42,6 +42,22 @@ impl Sink for ChannelSink {
     }
 }
 
+/// Shows each message to a tap, then hands it on; every frame is parsed first (no text-only
+/// fast path), since the tap needs the message.
+struct TapSink {
+    inner: Arc<dyn Sink>,
+    tap: Arc<dyn Fn(&Value) + Send + Sync>,
+}
+
+impl Sink for TapSink {
+    fn event(&self, event: Event) {
+        if let Event::Message(message) = &event {
+            (self.tap)(message);
+        }
+        self.inner.event(event);
+    }
+}
+
 /// The inbound side every transport writes to.
 #[derive(Clone)]
 pub struct Inbound {
@@ -58,6 +74,16 @@ impl Inbound {
     pub fn new(drift: Arc<Drift>) -> (Self, mpsc::UnboundedReceiver<Event>) {
         let (tx, rx) = mpsc::unbounded_channel();
         (Self::with_sink(drift, Arc::new(ChannelSink(tx))), rx)
+    }
+
+    /// This inbound side with `tap` shown every message (parsed) before it goes on: what a
+    /// cassette records.
+    pub(crate) fn tapped(&self, tap: Arc<dyn Fn(&Value) + Send + Sync>) -> Self {
+        let sink = Arc::new(TapSink {
+            inner: self.sink.clone(),
+            tap,
+        });
+        Self::with_sink(self.drift.clone(), sink)
     }
 
     pub fn push(&self, message: Value) {

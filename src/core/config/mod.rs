@@ -7,6 +7,7 @@
 //! refused is refused with the original's message.
 
 pub(crate) mod asks;
+mod cassette;
 pub(crate) mod oauth;
 mod read;
 mod sandbox;
@@ -24,7 +25,7 @@ use transport::*;
 
 pub const BOUND_KEYS: [&str; 3] = ["maxTools", "maxPages", "maxSchemaBytes"];
 pub const TIMEOUT_KEYS: [&str; 4] = ["connectMs", "listMs", "callMs", "discoveryMs"];
-pub const TOP_LEVEL_KEYS: [&str; 35] = [
+pub const TOP_LEVEL_KEYS: [&str; 36] = [
     "transport",
     "command",
     "args",
@@ -64,6 +65,8 @@ pub const TOP_LEVEL_KEYS: [&str; 35] = [
     "tasks",
     "serverLogs",
     "asksOutsideCalls",
+    // Record and replay (`core::cassette`): stdio and streamable HTTP.
+    "cassette",
     // `id` is read-only output, but hosts spread a source's config back into mcp() at times.
     "id",
 ];
@@ -230,6 +233,8 @@ pub struct Config {
     pub strict: bool,
     /// What the host offers to answer when a server asks back (nothing by default).
     pub asks: asks::Asks,
+    /// `cassette`: record the exchange to a file, or replay it from one.
+    pub cassette: Option<crate::core::cassette::Settings>,
 }
 
 /// `names`: `'refuse'` (the default, as the original) or `'map'` (`admit::mapped_name`).
@@ -378,6 +383,7 @@ impl Config {
                     "inprocess",
                     &[
                         "command", "args", "url", "http", "env", "cwd", "stderr", "sandbox",
+                        "cassette",
                     ],
                 )?;
                 TransportKind::InProcess
@@ -443,6 +449,7 @@ impl Config {
         }
         let (lock, lock_policy, strict) = parse_lock_keys(raw)?;
         let asks = asks::parse(raw)?;
+        let cassette = cassette::parse(raw)?;
         let idempotent = optional_string_list(raw, "idempotent")?.unwrap_or_default();
         let names = literal(
             raw.get("names"),
@@ -469,6 +476,7 @@ impl Config {
             lock_policy,
             strict,
             asks,
+            cassette,
         })
     }
 }
