@@ -3,7 +3,7 @@
 // The hand-written entry over the generated loader (../index.js, through native.js): host error classes and
 // the sugar the native layer cannot offer (see source.js, calls.js and hooks.js).
 const native = require('./native.js');
-const { ConfigError, OAuthError, adopt } = require('./errors.js');
+const { CassetteError, ConfigError, OAuthError, adopt } = require('./errors.js');
 const { createSource, unvalidatedReasons, lockTextOf, protocolOf, leftOutOf, resumeTask } = require('./source.js');
 const { makeResolveToolset } = require('./toolset.js');
 const { makeToolsetHash } = require('./hashing.js');
@@ -47,6 +47,7 @@ module.exports = {
   createMcp,
   ConfigError,
   OAuthError,
+  CassetteError,
   ...hashing,
   resolveToolset: makeResolveToolset(hashing, ConfigError),
   validateJson: typed(native.validateJson),

@@ -5,6 +5,7 @@ export const {
   createMcp,
   ConfigError,
   OAuthError,
+  CassetteError,
   jcsSerialize,
   canonicalizeSchema,
   schemaHash,

@@ -176,6 +176,9 @@ enum Look {
     /// An object one level past `CONFIG_DEPTH` that the config checks (`http.oauth.dpop`,
     /// `http.oauth.tokenExchange`): its own members are read, objects among them are not.
     Open,
+    /// A record whose members, whatever their names, are lists one level past the depth
+    /// (`cassette.ignore`: tool names to JSON pointers): each read as `Open`.
+    Lists,
 }
 
 fn look(depth: usize, name: &str) -> Look {
@@ -186,6 +189,7 @@ fn look(depth: usize, name: &str) -> Look {
         // `sandbox.fs.read`, `sandbox.fs.write`, `sandbox.net.connect`: lists of strings (and
         // port numbers) one level past the depth.
         (2, "read" | "write" | "connect") => Look::Open,
+        (1, "ignore") => Look::Lists,
         _ => Look::Plain,
     }
 }
@@ -240,7 +244,10 @@ fn to_raw_at(env: Env, v: Val, depth: usize, how: Look) -> napi::Result<Raw> {
                 let key = js::element(env, keys, i)?;
                 let name = js::string(env, key)?;
                 let member = js::property(env, v, key)?;
-                let how = look(depth, &name);
+                let how = match how {
+                    Look::Lists => Look::Open,
+                    _ => look(depth, &name),
+                };
                 members.push((name, to_raw_at(env, member, depth + 1, how)?));
             }
             Raw::Object(members)

@@ -30,6 +30,10 @@ pub(crate) const MAX_CASSETTE_BYTES: u64 = 256 * 1024 * 1024;
 
 /// What stands for the live progress token in a recorded notification.
 pub(crate) const PROGRESS_TOKEN: &str = "<progressToken>";
+/// The `_meta` member by which a modern server names the subscription a message is on.
+pub(crate) const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+/// What stands for the live subscription's id in a recorded message.
+pub(crate) const SUBSCRIPTION: &str = "<subscriptionId>";
 
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Interaction {

@@ -5,7 +5,7 @@
 //! answered last, else to what came before any request (`early`). Replayed, each comes back
 //! where it came, relative to that request's answer.
 
-use super::{Cassette, Interaction, PROGRESS_TOKEN};
+use super::{Cassette, Interaction, PROGRESS_TOKEN, SUBSCRIPTION, SUBSCRIPTION_ID};
 use crate::core::jcs;
 use crate::core::revisions::MODERN;
 use serde_json::{json, Map, Value};
@@ -13,7 +13,7 @@ use std::collections::HashMap;
 
 /// A request whose answer is a stream that stays open (the modern era's list-change
 /// subscription): what arrives on it is not its answer, and belongs to no call.
-fn stream(method: &str) -> bool {
+pub(super) fn stream(method: &str) -> bool {
     method == "subscriptions/listen"
 }
 
@@ -115,8 +115,12 @@ impl Recording {
         if let (Some(_), Some(p)) = (by_token, params.as_mut().and_then(Value::as_object_mut)) {
             p.insert("progressToken".into(), json!(PROGRESS_TOKEN));
         }
+        let by_subscription = self.subscription(conn, method, params.as_mut());
         let newest = self.waiting.iter().rev().find(|(c, _)| *c == conn);
-        let at = by_token.or(newest.map(|&(_, i)| i)).or(self.last_answered);
+        let at = by_token
+            .or(by_subscription)
+            .or(newest.map(|&(_, i)| i))
+            .or(self.last_answered);
         let mut event = Map::new();
         if let Some(id) = id {
             self.next_ask += 1;
@@ -131,6 +135,20 @@ impl Recording {
             event.insert("params".into(), params);
         }
         self.push(at, Value::Object(event));
+    }
+
+    /// A message on a subscription's stream names it by its request's id, which is the
+    /// client's own: replaced by a stand-in (replayed as the live subscription's id). Its
+    /// acknowledgment belongs to the subscription request; what comes later on it (a list
+    /// change) belongs where it arrived, as any other message.
+    fn subscription(&self, conn: u64, method: &str, params: Option<&mut Value>) -> Option<usize> {
+        let id = params?.get_mut("_meta")?.get_mut(SUBSCRIPTION_ID)?;
+        let at = *self.pending.get(&(conn, id.as_u64()?))?;
+        if !stream(&self.cassette.interactions[at].method) {
+            return None;
+        }
+        *id = json!(SUBSCRIPTION);
+        (method == "notifications/subscriptions/acknowledged").then_some(at)
     }
 
     fn push(&mut self, at: Option<usize>, event: Value) {

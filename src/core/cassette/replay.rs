@@ -5,7 +5,8 @@
 //! is a `Miss`, which names the first difference from the nearest recorded request.
 
 use super::matching::{differences, key, normalized, Ignore};
-use super::{clip, event_of, Cassette, Event, PROGRESS_TOKEN};
+use super::record::stream;
+use super::{clip, event_of, Cassette, Event, PROGRESS_TOKEN, SUBSCRIPTION, SUBSCRIPTION_ID};
 use serde_json::{json, Map, Value};
 use std::collections::{HashMap, VecDeque};
 
@@ -20,13 +21,23 @@ pub struct Miss {
     pub pointer: Option<String>,
 }
 
+/// What of the live request a replayed message carries.
+#[derive(Debug, Clone)]
+struct Live {
+    /// The request's id (its answer's).
+    id: u64,
+    /// Its progress token, if it asked for progress.
+    token: Option<Value>,
+    /// The live subscription's id (the newest list-change stream opened).
+    subscription: Option<u64>,
+}
+
 /// Where an interaction's replay waits for the client's reply to a request of the server.
 #[derive(Debug)]
 struct Resume {
     at: usize,
     next: usize,
-    id: u64,
-    token: Option<Value>,
+    live: Live,
 }
 
 #[derive(Debug)]
@@ -38,6 +49,7 @@ pub(crate) struct Replay {
     queues: HashMap<String, VecDeque<usize>>,
     served: HashMap<String, usize>,
     paused: HashMap<u64, Resume>,
+    subscription: Option<u64>,
 }
 
 impl Replay {
@@ -54,6 +66,7 @@ impl Replay {
             queues,
             served: HashMap::new(),
             paused: HashMap::new(),
+            subscription: None,
         }
     }
 
@@ -62,7 +75,16 @@ impl Replay {
         self.cassette
             .early
             .iter()
-            .filter_map(|e| message(e, 0, None))
+            .filter_map(|e| {
+                message(
+                    e,
+                    &Live {
+                        id: 0,
+                        token: None,
+                        subscription: None,
+                    },
+                )
+            })
             .collect()
     }
 
@@ -80,35 +102,35 @@ impl Replay {
             return Err(self.miss(method, params, &live, &k));
         };
         *self.served.entry(k).or_default() += 1;
-        let token = params.pointer("/_meta/progressToken").cloned();
-        Ok(self.emit(at, 0, id, token))
+        if stream(method) {
+            self.subscription = Some(id);
+        }
+        let live = Live {
+            id,
+            token: params.pointer("/_meta/progressToken").cloned(),
+            subscription: self.subscription,
+        };
+        Ok(self.emit(at, 0, live))
     }
 
     /// The client replied to the server's request `id`: the rest of its interaction.
     pub(crate) fn reply(&mut self, id: &Value) -> Vec<Value> {
         match id.as_u64().and_then(|n| self.paused.remove(&n)) {
-            Some(r) => self.emit(r.at, r.next, r.id, r.token),
+            Some(r) => self.emit(r.at, r.next, r.live),
             None => Vec::new(),
         }
     }
 
-    fn emit(&mut self, at: usize, from: usize, id: u64, token: Option<Value>) -> Vec<Value> {
+    fn emit(&mut self, at: usize, from: usize, live: Live) -> Vec<Value> {
         let mut out = Vec::new();
         let answer = &self.cassette.interactions[at].answer;
         for (i, event) in answer.iter().enumerate().skip(from) {
-            if let Some(m) = message(event, id, token.as_ref()) {
+            if let Some(m) = message(event, &live) {
                 out.push(m);
             }
             if let Event::Ask(n) = event_of(event) {
-                self.paused.insert(
-                    n,
-                    Resume {
-                        at,
-                        next: i + 1,
-                        id,
-                        token,
-                    },
-                );
+                let next = i + 1;
+                self.paused.insert(n, Resume { at, next, live });
                 break;
             }
         }
@@ -144,7 +166,13 @@ impl Replay {
                 i.method == method && (tool.is_none() || i.params.get("name") == params.get("name"))
             })
             .map(|i| differences(live, &normalized(method, &i.params, &self.ignore), 64))
-            .min_by_key(Vec::len);
+            // Fewest differences; of those, the one that differs deepest (shares the most).
+            .min_by_key(|d| {
+                (
+                    d.len(),
+                    std::cmp::Reverse(d.first().map_or(0, |p| p.matches('/').count())),
+                )
+            });
         match nearest.and_then(|d| d.into_iter().next()) {
             Some(pointer) => Miss {
                 message: format!(
@@ -162,15 +190,16 @@ impl Replay {
     }
 }
 
-/// A recorded event as the message the server sends now: an answer under the live `id`, a
-/// notification with the live progress token, a request of the server under its number.
-fn message(event: &Value, id: u64, token: Option<&Value>) -> Option<Value> {
+/// A recorded event as the message the server sends now: an answer under the live id, a
+/// notification with the live progress token and subscription, a request of the server under
+/// its number.
+fn message(event: &Value, live: &Live) -> Option<Value> {
     let m = event.as_object()?;
     let mut out = Map::new();
     out.insert("jsonrpc".into(), json!("2.0"));
     match event_of(event) {
         Event::Answer => {
-            out.insert("id".into(), json!(id));
+            out.insert("id".into(), json!(live.id));
             for key in ["result", "error"] {
                 if let Some(v) = m.get(key) {
                     out.insert(key.into(), v.clone());
@@ -183,15 +212,29 @@ fn message(event: &Value, id: u64, token: Option<&Value>) -> Option<Value> {
             }
             out.insert("method".into(), m.get("method")?.clone());
             if let Some(mut params) = m.get("params").cloned() {
-                if let (Some(token), Some(p)) = (token, params.as_object_mut()) {
-                    if p.get("progressToken").and_then(Value::as_str) == Some(PROGRESS_TOKEN) {
-                        p.insert("progressToken".into(), token.clone());
-                    }
-                }
+                live_values(&mut params, live);
                 out.insert("params".into(), params);
             }
         }
         Event::Reply(_) | Event::Unknown(_) => return None,
     }
     Some(Value::Object(out))
+}
+
+/// The stand-ins of a recorded message's params replaced by the live values.
+fn live_values(params: &mut Value, live: &Live) {
+    let Some(p) = params.as_object_mut() else {
+        return;
+    };
+    if let Some(token) = &live.token {
+        if p.get("progressToken").and_then(Value::as_str) == Some(PROGRESS_TOKEN) {
+            p.insert("progressToken".into(), token.clone());
+        }
+    }
+    let meta = p.get_mut("_meta").and_then(Value::as_object_mut);
+    if let (Some(id), Some(meta)) = (live.subscription, meta) {
+        if meta.get(SUBSCRIPTION_ID).and_then(Value::as_str) == Some(SUBSCRIPTION) {
+            meta.insert(SUBSCRIPTION_ID.into(), json!(id));
+        }
+    }
 }

@@ -73,7 +73,7 @@ fn ignore(value: &Raw) -> Result<Ignore> {
                 other => {
                     return Err(refuse(format!(
                         "mcp: '{key}' holds {}, which is not a JSON pointer ('/name/0', ...)",
-                        other.display()
+                        describe_type(other)
                     )))
                 }
             }

@@ -1,0 +1,322 @@
+// Record and replay (`cassette`): a suite recorded against real servers (server-everything over
+// stdio and streamable HTTP, a 2026-07-28 server built with the SDK 2.x that asks back through
+// input_required, a 2026-07-28 task server), then replayed with no server at all: the command
+// replaced by one that does not exist, the HTTP listener stopped. Results, logs, names and the
+// toolset hash are the same; the file holds no secret of the config; re-recording a server
+// that answers the same writes the same bytes; what was not recorded fails typed.
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { CassetteError, ConfigError, mcp, toolsetHash } from '../lib/index.js';
+import { rejection, session, thrown } from './helpers/common.js';
+import { fixture, liveChildren } from './helpers/harness.js';
+import { everythingHttp, referenceBin } from './helpers/servers.js';
+
+const SECRET = 'sk-live-4f9a2c7e1b3d5f60';
+const MISSING = '/nonexistent/bin/mcp-server';
+const dir = mkdtempSync(join(tmpdir(), 'rulvar-cassettes-'));
+let n = 0;
+const freshPath = () => join(dir, `c${++n}.json`);
+
+type Source = ReturnType<typeof mcp>;
+type Logged = Array<[string, string, unknown]>;
+
+/** Runs `suite` against `source` and closes it: what a host's test would assert on. */
+async function run(source: Source, suite: (by: Record<string, any>, ctx: any) => Promise<unknown[]>) {
+  const logged: Logged = [];
+  // A progress token is this client's own, different each run; everything else must match.
+  const ctx = { runId: 'r', log: (level: string, msg: string, data: any) => logged.push([level, msg, withoutToken(data)]) };
+  try {
+    const defs = await source.tools(session);
+    const by = Object.fromEntries(defs.map((d: any) => [d.name, d]));
+    const results = await suite(by, ctx);
+    const again = await source.tools(session);
+    return { names: again.map((d: any) => d.name), hash: toolsetHash(again as any), results, logged };
+  } finally {
+    await source.close();
+  }
+}
+
+function withoutToken(data: any) {
+  if (data === null || typeof data !== 'object') return data;
+  const { progressToken: _, ...rest } = data;
+  return rest;
+}
+
+const cassetteOf = (path: string) => JSON.parse(readFileSync(path, 'utf8'));
+
+let before: Set<number>;
+afterEach(() => {
+  delete process.env.RULVAR_CASSETTE_MODE;
+});
+
+describe('server-everything over stdio', () => {
+  const bin = referenceBin('everything');
+  const source = (path: string, mode: string, command = process.execPath, extra: Record<string, unknown> = {}) =>
+    mcp({
+      transport: 'stdio',
+      command,
+      args: [bin, 'stdio'],
+      env: { API_KEY: SECRET },
+      stderr: 'ignore',
+      cassette: { path, mode },
+      ...extra,
+    } as any);
+  const suite = async (by: Record<string, any>, ctx: any) => [
+    await by.echo.execute({ message: 'hi' }, ctx),
+    await by['get-sum'].execute({ a: 2, b: 3 }, ctx),
+    await by['get-structured-content'].execute({ location: 'Chicago' }, ctx),
+    await by['trigger-long-running-operation'].execute({ duration: 0.2, steps: 2 }, ctx),
+    await by['get-env'].execute({}, ctx),
+  ];
+
+  it('replays the recorded suite with no process: the same results, progress, names and toolset hash', async () => {
+    const path = freshPath();
+    const recorded = await run(source(path, 'record'), suite);
+    expect(recorded.names.length).toBe(13);
+    expect(recorded.logged.filter(([, msg]) => msg.startsWith('progress')).length).toBe(2);
+    const file = cassetteOf(path);
+    expect(file).toMatchObject({ rulvarCassette: 1, protocol: '2025-11-25', server: { name: expect.stringMatching(/everything/) } });
+    expect(file.toolsetHash).toBe(recorded.hash);
+
+    before = new Set(liveChildren());
+    const replayed = await run(source(path, 'replay', MISSING), suite);
+    expect(liveChildren().filter((pid) => !before.has(pid))).toEqual([]);
+    expect(replayed.hash).toBe(recorded.hash);
+    expect(replayed.names).toEqual(recorded.names);
+    // get-env echoes the server's environment, the secret among it: replayed as recorded,
+    // which is redacted. Every other result is the server's, unchanged.
+    expect(replayed.results.slice(0, 4)).toEqual(recorded.results.slice(0, 4));
+    expect(String(recorded.results[4])).toContain(SECRET);
+    expect(String(replayed.results[4])).not.toContain(SECRET);
+    expect(String(replayed.results[4])).toContain('"API_KEY": "[redacted]"');
+    expect(replayed.logged).toEqual(recorded.logged);
+    // A replay writes nothing; a second one gives the same, byte for byte.
+    const text = readFileSync(path, 'utf8');
+    const second = await run(source(path, 'replay', MISSING), suite);
+    expect(JSON.stringify(second)).toBe(JSON.stringify(replayed));
+    expect(readFileSync(path, 'utf8')).toBe(text);
+  }, 30_000);
+
+  it('keeps no secret of the config: env values are redacted wherever the server echoed them', async () => {
+    const path = freshPath();
+    await run(source(path, 'record'), async (by, ctx) => [await by['get-env'].execute({}, ctx), await by.echo.execute({ message: `key ${SECRET}` }, ctx)]);
+    const text = readFileSync(path, 'utf8');
+    expect(text).not.toContain(SECRET);
+    expect(text).toContain('[redacted]');
+    // The echoed secret in the call's own arguments is matched redacted, so the call replays.
+    const replayed = await run(source(path, 'replay', MISSING), async (by, ctx) => [await by.echo.execute({ message: `key ${SECRET}` }, ctx)]);
+    expect(replayed.results).toEqual(['Echo: key [redacted]']);
+  }, 30_000);
+
+  it('fails a call that was not recorded with a CassetteError naming the tool and the first difference', async () => {
+    const path = freshPath();
+    await run(source(path, 'record'), async (by, ctx) => [await by['get-sum'].execute({ a: 2, b: 3 }, ctx)]);
+    const replay = source(path, 'replay', MISSING);
+    try {
+      const by = Object.fromEntries((await replay.tools(session)).map((d: any) => [d.name, d]));
+      const err: any = await rejection(by['get-sum'].execute({ a: 2, b: 4 }, session));
+      expect(err).toBeInstanceOf(CassetteError);
+      expect(err.message).toBe(
+        `mcp: cassette '${path}': no recorded call of tool 'get-sum' matches; it differs from the nearest recorded call at /arguments/b`,
+      );
+      expect(err.toWire()).toEqual({ code: 'cassette', message: err.message, retryable: false, tool: 'get-sum', pointer: '/arguments/b' });
+      const never: any = await rejection(by.echo.execute({ message: 'x' }, session));
+      expect(never.message).toBe(`mcp: cassette '${path}': no call of tool 'echo' was recorded`);
+      expect(never.pointer).toBeUndefined();
+      // Served once, as recorded: the same call again is not invented.
+      expect(await by['get-sum'].execute({ a: 2, b: 3 }, session)).toBe('The sum of 2 and 3 is 5.');
+      const twice: any = await rejection(by['get-sum'].execute({ a: 2, b: 3 }, session));
+      expect(twice.message).toMatch(/tool 'get-sum' was called 2 times with these arguments; the cassette recorded 1$/);
+    } finally {
+      await replay.close();
+    }
+  }, 30_000);
+
+  it('matches without the ignored argument paths', async () => {
+    const path = freshPath();
+    await run(source(path, 'record'), async (by, ctx) => [await by.echo.execute({ message: 'at 10:00' }, ctx)]);
+    const replay = mcp({ transport: 'stdio', command: MISSING, args: [bin, 'stdio'], cassette: { path, ignore: { echo: ['/message'] } } } as any);
+    const out = await run(replay, async (by, ctx) => [await by.echo.execute({ message: 'at 11:30' }, ctx)]);
+    expect(out.results).toEqual(['Echo: at 10:00']);
+  }, 30_000);
+
+  it("mode 'auto' records once, then replays; RULVAR_CASSETTE_MODE=replay refuses to record", async () => {
+    const path = freshPath();
+    process.env.RULVAR_CASSETTE_MODE = 'replay';
+    const err = await rejection(source(path, 'auto').tools(session));
+    expect(err).toBeInstanceOf(ConfigError);
+    expect(err.message).toBe(
+      `mcp: cassette '${path}' does not exist (RULVAR_CASSETTE_MODE=replay: nothing is recorded); record it with mode 'record' or 'auto'`,
+    );
+    expect(existsSync(path)).toBe(false);
+    delete process.env.RULVAR_CASSETTE_MODE;
+    const first = await run(source(path, 'auto'), async (by, ctx) => [await by.echo.execute({ message: 'a' }, ctx)]);
+    expect(existsSync(path)).toBe(true);
+    const second = await run(source(path, 'auto', MISSING), async (by, ctx) => [await by.echo.execute({ message: 'a' }, ctx)]);
+    expect(second.results).toEqual(first.results);
+    // Forced to record, the same source starts the (missing) command again.
+    process.env.RULVAR_CASSETTE_MODE = 'record';
+    expect((await rejection(source(path, 'replay', MISSING).tools(session))).message).toMatch(/ENOENT|No such file|not found/i);
+  }, 30_000);
+});
+
+describe('server-everything over streamable HTTP', () => {
+  it('replays with the listener gone', async () => {
+    const server = await everythingHttp();
+    const path = freshPath();
+    const suite = async (by: Record<string, any>, ctx: any) => [
+      await by.echo.execute({ message: 'over http' }, ctx),
+      await by['get-sum'].execute({ a: 40, b: 2 }, ctx),
+      await by['trigger-long-running-operation'].execute({ duration: 0.2, steps: 2 }, ctx),
+    ];
+    let recorded: Awaited<ReturnType<typeof run>>;
+    try {
+      const source = mcp({ transport: 'streamable-http', url: server.url, http: { headers: { authorization: `Bearer ${SECRET}` } }, cassette: { path, mode: 'record' } });
+      recorded = await run(source, suite);
+    } finally {
+      await server.stop();
+    }
+    expect(readFileSync(path, 'utf8')).not.toContain(SECRET);
+    const replay = mcp({ transport: 'streamable-http', url: server.url, http: { headers: { authorization: `Bearer ${SECRET}` } }, cassette: { path, mode: 'replay' } });
+    const replayed = await run(replay, suite);
+    expect(replayed.results).toEqual(recorded.results);
+    expect(replayed.logged).toEqual(recorded.logged);
+    expect(replayed.hash).toBe(recorded.hash);
+    expect(replayed.names).toEqual(recorded.names);
+  }, 30_000);
+});
+
+describe('2026-07-28 servers', () => {
+  const asking = (path: string, mode: string, command = process.execPath, hooks: Record<string, unknown> = {}) =>
+    mcp({
+      transport: 'stdio',
+      command,
+      args: [fixture('modern-asking.mjs')],
+      env: { LEGACY: 'reject' },
+      stderr: 'ignore',
+      elicit: () => ({ action: 'accept', content: { confirm: true } }),
+      sample: () => ({ role: 'assistant', content: { type: 'text', text: 'brief' }, model: 'm-2' }),
+      roots: () => [{ uri: 'file:///srv' }],
+      cassette: { path, mode },
+      ...hooks,
+    } as any);
+  const asks = async (by: Record<string, any>, ctx: any) => [
+    await by.deploy.execute({ env: 'prod' }, ctx),
+    await by.brief.execute({}, ctx),
+    await by.seen.execute({}, ctx),
+  ];
+
+  it('an SDK 2.x server asking through input_required: the hooks are asked again and the rounds replay', async () => {
+    const path = freshPath();
+    const recorded = await run(asking(path, 'record'), asks);
+    expect(cassetteOf(path).protocol).toBe('2026-07-28');
+    expect(JSON.parse(recorded.results[2] as string)).toEqual({ deploys: 1, retries: 1, stateEchoed: 1 });
+    const asked: unknown[] = [];
+    const replayed = await run(
+      asking(path, 'replay', MISSING, {
+        elicit: (request: unknown) => {
+          asked.push(request);
+          return { action: 'accept', content: { confirm: true } };
+        },
+      }),
+      asks,
+    );
+    expect(replayed.results).toEqual(recorded.results);
+    expect(replayed.hash).toBe(recorded.hash);
+    expect(asked).toEqual([expect.objectContaining({ mode: 'form', message: 'Deploy to prod?' })]);
+    // A different answer from the host is a different round: not recorded, refused.
+    const other = asking(path, 'replay', MISSING, { elicit: () => ({ action: 'decline' }) });
+    try {
+      const by = Object.fromEntries((await other.tools(session)).map((d: any) => [d.name, d]));
+      const err: any = await rejection(by.deploy.execute({ env: 'prod' }, session));
+      expect(err).toBeInstanceOf(CassetteError);
+      expect(err.pointer).toMatch(/^\/inputResponses\/confirm\//);
+    } finally {
+      await other.close();
+    }
+  }, 30_000);
+
+  it('re-recording an unchanged server writes the same bytes', async () => {
+    const [a, b] = [freshPath(), freshPath()];
+    await run(asking(a, 'record'), asks);
+    await run(asking(b, 'record'), asks);
+    expect(readFileSync(b, 'utf8')).toBe(readFileSync(a, 'utf8'));
+  }, 30_000);
+
+  it('a task polled to its end replays with its status changes, its timestamps normalized', async () => {
+    const tasks = (path: string, mode: string, command = process.execPath) =>
+      mcp({ transport: 'stdio', command, args: [fixture('task-server.mjs')], stderr: 'ignore', tasks: true, cassette: { path, mode } } as any);
+    const build = async (by: Record<string, any>, ctx: any) => [await by.build.execute({ target: 'app' }, ctx)];
+    const [a, b] = [freshPath(), freshPath()];
+    const recorded = await run(tasks(a, 'record'), build);
+    expect(recorded.results).toEqual(['built app']);
+    await run(tasks(b, 'record'), build);
+    expect(readFileSync(b, 'utf8')).toBe(readFileSync(a, 'utf8'));
+    expect(readFileSync(a, 'utf8')).not.toMatch(/20\d\d-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z/);
+    const replayed = await run(tasks(a, 'replay', MISSING), build);
+    expect(replayed.results).toEqual(recorded.results);
+    expect(replayed.logged).toEqual(recorded.logged);
+    expect(replayed.logged.map(([level, msg]) => `${level} ${msg}`)).toContain('info task task-1: completed');
+  }, 30_000);
+});
+
+describe('a cassette that cannot be replayed is refused typed', () => {
+  const replay = (path: string, extra: Record<string, unknown> = {}) =>
+    mcp({ transport: 'stdio', command: MISSING, cassette: { path, mode: 'replay' }, ...extra } as any);
+  const legacy = () => {
+    const path = freshPath();
+    writeFileSync(path, JSON.stringify({ rulvarCassette: 1, protocol: '2025-11-25', server: null, interactions: [] }));
+    return path;
+  };
+
+  it('of the other era than the source pins', async () => {
+    const path = legacy();
+    const err = await rejection(replay(path, { protocol: '2026-07-28' }).tools(session));
+    expect(err).toBeInstanceOf(ConfigError);
+    expect(err.message).toBe(`mcp: cassette '${path}' was recorded in protocol 2025-11-25; this source pins 'protocol: 2026-07-28'`);
+  });
+
+  it('broken by hand, of another format, or missing', async () => {
+    const cases: Array<[string, string]> = [
+      ['{"rulvarCassette": 1, "protocol": ', 'is not JSON'],
+      ['{"rulvarCassette": 2, "protocol": "2025-11-25", "interactions": []}', 'is of format 2; this version reads format 1'],
+      ['{"lockVersion": 1}', "has no 'rulvarCassette' format number"],
+      [
+        '{"rulvarCassette": 1, "protocol": "2025-11-25", "interactions": [{"method": "tools/list", "answer": [{"what": 1}]}]}',
+        "has a message at /interactions/0/answer/0 that is not one it can replay: it needs 'result', 'error', 'reply' or a string 'method'",
+      ],
+    ];
+    for (const [text, why] of cases) {
+      const path = freshPath();
+      writeFileSync(path, text);
+      const err = await rejection(replay(path).tools(session));
+      expect(err).toBeInstanceOf(ConfigError);
+      expect(err.message).toContain(`mcp: cassette '${path}' ${why}`);
+    }
+    const err = await rejection(replay(join(dir, 'absent.json')).tools(session));
+    expect(err.message).toMatch(/does not exist; record it with mode 'record' or 'auto'$/);
+  });
+
+  it('an empty recording answers nothing: the opening itself is not invented', async () => {
+    const path = legacy();
+    const err: any = await rejection(replay(path, { timeouts: { connectMs: 2000 } }).tools(session));
+    expect(err).toBeInstanceOf(CassetteError);
+    expect(err.message).toBe(`mcp: cassette '${path}': no call of 'initialize' was recorded`);
+  });
+
+  it('the config is checked before any I/O', () => {
+    const refused = (cassette: unknown, extra: Record<string, unknown> = {}) =>
+      thrown(() => mcp({ transport: 'stdio', command: 'x', cassette, ...extra } as any)).message;
+    expect(refused('c.json')).toBe("mcp: 'cassette' must be an object { path, mode?, ignore? }, got the string 'c.json'");
+    expect(refused({ path: '' })).toMatch(/^mcp: 'cassette.path' must be the path of the cassette file/);
+    expect(refused({ path: 'c.json', mode: 'rewind' })).toBe("mcp: 'cassette.mode' must be 'record', 'replay' or 'auto', got 'rewind'");
+    expect(refused({ path: 'c.json', ignore: { echo: ['message'] } })).toBe(
+      "mcp: 'cassette.ignore.echo' holds the string 'message', which is not a JSON pointer ('/name/0', ...)",
+    );
+    expect(refused({ path: 'c.json', every: 1 })).toMatch(/^mcp: unknown config key 'cassette.every'/);
+    const inprocess = thrown(() => mcp({ transport: 'inprocess', server: { connect() {} }, cassette: { path: 'c.json' } } as any));
+    expect(inprocess.message).toMatch(/cassette/);
+  });
+});
