@@ -4,7 +4,7 @@
 // replaced by one that does not exist, the HTTP listener stopped. Results, logs, names and the
 // toolset hash are the same; the file holds no secret of the config; re-recording a server
 // that answers the same writes the same bytes; what was not recorded fails typed.
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -306,6 +306,20 @@ describe('a cassette that cannot be replayed is refused typed', () => {
     expect(err.message).toBe(`mcp: cassette '${path}': no call of 'initialize' was recorded`);
   });
 
+  it('over 256 MiB, or nested past the parser\'s depth', async () => {
+    const huge = freshPath();
+    writeFileSync(huge, '');
+    truncateSync(huge, 300 * 1024 * 1024);
+    const big = await rejection(replay(huge).tools(session));
+    expect(big).toBeInstanceOf(ConfigError);
+    expect(big.message).toBe(`mcp: cassette '${huge}' is 314572800 bytes, over the 256 MiB a cassette may be`);
+    const deep = freshPath();
+    writeFileSync(deep, `${'['.repeat(10_000)}${']'.repeat(10_000)}`);
+    const nested = await rejection(replay(deep).tools(session));
+    expect(nested).toBeInstanceOf(ConfigError);
+    expect(nested.message).toMatch(/is not JSON \(recursion limit exceeded/);
+  });
+
   it('the config is checked before any I/O', () => {
     const refused = (cassette: unknown, extra: Record<string, unknown> = {}) =>
       thrown(() => mcp({ transport: 'stdio', command: 'x', cassette, ...extra } as any)).message;
@@ -319,4 +333,41 @@ describe('a cassette that cannot be replayed is refused typed', () => {
     const inprocess = thrown(() => mcp({ transport: 'inprocess', server: { connect() {} }, cassette: { path: 'c.json' } } as any));
     expect(inprocess.message).toMatch(/cassette/);
   });
+});
+
+describe('hostile and concurrent', () => {
+  it('a server that floods while recorded: the recording stops, nothing is written, the import fails typed', async () => {
+    const path = freshPath();
+    const source = mcp({
+      transport: 'stdio',
+      command: process.execPath,
+      args: [fixture('hostile-stdio.mjs')],
+      env: { MODE: 'flood' },
+      stderr: 'ignore',
+      cassette: { path, mode: 'record' },
+    } as any);
+    try {
+      const err = await rejection(source.tools(session));
+      expect(err).toBeInstanceOf(ConfigError);
+      expect(err.message).toBe(
+        `mcp: cassette '${path}' was not written: the server sent more than 50000 messages, more than a recording holds`,
+      );
+    } finally {
+      await source.close();
+    }
+    expect(existsSync(path)).toBe(false);
+  }, 30_000);
+
+  it('concurrent calls replay each to its own answer, and identical ones in the order recorded', async () => {
+    const path = freshPath();
+    const bin = referenceBin('everything');
+    const config = (command: string, mode: string) =>
+      mcp({ transport: 'stdio', command, args: [bin, 'stdio'], stderr: 'ignore', cassette: { path, mode } } as any);
+    const inputs = Array.from({ length: 24 }, (_, i) => ({ a: i % 6, b: 1 }));
+    const all = async (by: Record<string, any>, ctx: any) => Promise.all(inputs.map((input) => by['get-sum'].execute(input, ctx)));
+    const recorded = await run(config(process.execPath, 'record'), all);
+    const replayed = await run(config(MISSING, 'replay'), all);
+    expect(replayed.results).toEqual(recorded.results);
+    expect(new Set(replayed.results).size).toBe(6);
+  }, 30_000);
 });

@@ -470,7 +470,7 @@ fn recorded(
         let hash = crate::core::lock::specs_toolset_hash(&snapshot.tools)?;
         recorder
             .imported(hash)
-            .map_err(crate::source::SourceError::Failed)?;
+            .map_err(|e| crate::source::SourceError::Refused(crate::core::ConfigError::new(e)))?;
     }
     Ok(snapshot)
 }

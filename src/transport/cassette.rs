@@ -145,6 +145,12 @@ impl Recorder {
         let _one = lock(&self.writing);
         let mut cassette = {
             let recording = lock(&self.recording);
+            if let Some(why) = recording.overflow() {
+                return Err(format!(
+                    "mcp: cassette '{}' was not written: {why}, more than a recording holds",
+                    self.path.display()
+                ));
+            }
             if recording.is_empty() {
                 return Ok(());
             }

@@ -8,7 +8,7 @@
 //! recording (`record`), matching and serving (`replay`).
 
 mod matching;
-mod record;
+pub(crate) mod record;
 mod replay;
 #[cfg(test)]
 mod tests;

@@ -17,6 +17,10 @@ pub(super) fn stream(method: &str) -> bool {
     method == "subscriptions/listen"
 }
 
+/// The most messages of a server a recording keeps: past it (a server that floods), the
+/// recording stops and its file is not written.
+pub(crate) const MAX_RECORDED_MESSAGES: usize = 50_000;
+
 /// Identifiers a server makes up anew each time (a task's id, an input round's state): below
 /// this length a value is a counter, the same every run, and left as it is.
 const MIN_ALIASED_LEN: usize = 8;
@@ -35,6 +39,11 @@ pub(crate) struct Recording {
     asks: HashMap<(u64, String), (usize, u64)>,
     next_ask: u64,
     last_answered: Option<usize>,
+    /// The server's messages kept and their JSON bytes, each bounded.
+    kept: usize,
+    bytes: u64,
+    /// Why the recording stopped, once it did.
+    overflow: Option<String>,
 }
 
 impl Recording {
@@ -81,6 +90,9 @@ impl Recording {
 
     /// A message the server sent on connection `conn`.
     pub(crate) fn server(&mut self, conn: u64, message: &Value) {
+        if !self.keeps(message) {
+            return;
+        }
         let Some(m) = message.as_object() else {
             if let Value::Array(batch) = message {
                 batch.iter().for_each(|m| self.server(conn, m));
@@ -179,6 +191,31 @@ impl Recording {
         self.cassette.toolset_hash = Some(hash);
     }
 
+    /// Counts `message` against the bounds: `false` once past them (and from then on).
+    fn keeps(&mut self, message: &Value) -> bool {
+        if self.overflow.is_some() {
+            return false;
+        }
+        self.kept += 1;
+        self.bytes += json_len(message);
+        if self.kept > MAX_RECORDED_MESSAGES {
+            self.overflow = Some(format!(
+                "the server sent more than {MAX_RECORDED_MESSAGES} messages"
+            ));
+        } else if self.bytes > super::MAX_CASSETTE_BYTES {
+            self.overflow = Some(format!(
+                "the server sent more than the {} MiB a cassette may hold",
+                super::MAX_CASSETTE_BYTES >> 20
+            ));
+        }
+        self.overflow.is_none()
+    }
+
+    /// Why the recording stopped keeping messages, if it did: such a cassette is not written.
+    pub(crate) fn overflow(&self) -> Option<&str> {
+        self.overflow.as_deref()
+    }
+
     /// Whether anything was recorded (an opening at least).
     pub(crate) fn is_empty(&self) -> bool {
         self.cassette.interactions.is_empty()
@@ -270,4 +307,21 @@ fn apply_aliases(value: &mut Value, aliases: &HashMap<String, String>) {
         }
         _ => {}
     }
+}
+
+/// The length of `value`'s JSON text, counted without keeping the text.
+fn json_len(value: &Value) -> u64 {
+    struct Count(u64);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len() as u64;
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
 }

@@ -185,3 +185,31 @@ fn a_pinned_era_refuses_a_cassette_of_the_other() {
         .unwrap_err()
         .contains("2025-11-25"));
 }
+
+#[test]
+fn a_flooding_server_stops_the_recording() {
+    let mut r = recorded();
+    assert_eq!(r.overflow(), None);
+    for i in 0..record::MAX_RECORDED_MESSAGES {
+        r.server(
+            1,
+            &json!({"jsonrpc":"2.0","method":"notifications/message","params":{"data": i}}),
+        );
+    }
+    assert_eq!(
+        r.overflow(),
+        Some("the server sent more than 50000 messages")
+    );
+    // Nothing is kept past the bound (the client's replies aside).
+    let kept = |r: &Recording| -> usize {
+        let c = r.cassette();
+        c.interactions.iter().map(|i| i.answer.len()).sum()
+    };
+    let before = kept(&r);
+    assert!(before <= record::MAX_RECORDED_MESSAGES + 1, "{before}");
+    r.server(
+        1,
+        &json!({"jsonrpc":"2.0","method":"notifications/message","params":{}}),
+    );
+    assert_eq!(kept(&r), before);
+}
