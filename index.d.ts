@@ -324,6 +324,19 @@ export interface LockChange {
   text: string;
 }
 
+/** `cassette`: where the exchange with the server is recorded, or replayed from. */
+export interface McpCassette {
+  /** The cassette file (created with its directories when recorded). */
+  path: string;
+  /** @default 'auto' (replay when the file exists, record when not) */
+  mode?: 'record' | 'replay' | 'auto';
+  /**
+   * JSON pointers into a tool's arguments that matching leaves out (timestamps, random ids),
+   * per tool as the server names it; `'*'` for every tool.
+   */
+  ignore?: Record<string, string[]>;
+}
+
 /** A stdio server's confinement (`sandbox`). */
 export interface McpSandbox {
   /** Absolute paths: `read` readable (and runnable), `write` readable and writable. */
@@ -398,6 +411,13 @@ export interface McpStdioConfig extends McpCommonConfig {
    * the source's identity (the toolset lock). Absent: unconfined. docs/sandbox.md.
    */
   sandbox?: McpSandbox;
+  /**
+   * Record the exchange with the server to a file, or replay it from one with no process and no
+   * socket (a host's test suite). `mode` 'auto' (the default) replays when the file exists and
+   * records when not; `RULVAR_CASSETTE_MODE` overrides it. A request the cassette has no answer
+   * for fails with a {@link CassetteError}. docs/testing-hosts.md.
+   */
+  cassette?: McpCassette;
   url?: never;
   server?: never;
   http?: never;
@@ -421,6 +441,13 @@ export interface McpHttpConfig extends McpCommonConfig {
   cwd?: never;
   stderr?: never;
   sandbox?: never;
+  /**
+   * Record the exchange with the server to a file, or replay it from one with no process and no
+   * socket (a host's test suite). `mode` 'auto' (the default) replays when the file exists and
+   * records when not; `RULVAR_CASSETTE_MODE` overrides it. A request the cassette has no answer
+   * for fails with a {@link CassetteError}. docs/testing-hosts.md.
+   */
+  cassette?: McpCassette;
 }
 
 /**
@@ -445,6 +472,7 @@ export interface McpInProcessConfig extends McpCommonConfig {
   cwd?: never;
   stderr?: never;
   sandbox?: never;
+  cassette?: never;
 }
 
 /**
@@ -494,6 +522,8 @@ export interface McpConfig extends McpCommonConfig {
    * the source's identity (the toolset lock). Absent: unconfined. docs/sandbox.md.
    */
   sandbox?: McpSandbox;
+  /** stdio and streamable-http: record to a file or replay from one. docs/testing-hosts.md. */
+  cassette?: McpCassette;
   /** streamable-http: the server endpoint, `http://` or `https://` (required there). */
   url?: string;
   /**
@@ -644,6 +674,22 @@ export declare class OAuthError extends Error {
   readonly error?: string;
   readonly retryable: false;
   toWire(): { code: 'oauth'; kind: OAuthErrorKind; message: string; retryable: false; error?: string };
+}
+
+/**
+ * What a replayed source (`cassette`) rejects with when its cassette has no recorded answer
+ * for a request: `tool` names the tool of a call, `pointer` the JSON pointer (into the request's
+ * params: `/arguments/...`) of its first difference from the nearest recorded request of that
+ * tool, when one was recorded. Nothing is made up.
+ */
+export declare class CassetteError extends Error {
+  constructor(message: string, options?: { tool?: string; pointer?: string });
+  readonly name: 'CassetteError';
+  readonly code: 'cassette';
+  readonly tool?: string;
+  readonly pointer?: string;
+  readonly retryable: false;
+  toWire(): { code: 'cassette'; message: string; retryable: false; tool?: string; pointer?: string };
 }
 
 /**

@@ -842,6 +842,7 @@ module.exports.NativeSource = nativeBinding.NativeSource
 module.exports.abortedMessage = nativeBinding.abortedMessage
 module.exports.canonicalizeSchema = nativeBinding.canonicalizeSchema
 module.exports.CASSETTE_CODE = nativeBinding.CASSETTE_CODE
+module.exports.cassetteSummary = nativeBinding.cassetteSummary
 module.exports.COMPLETION_ERROR_TYPE = nativeBinding.COMPLETION_ERROR_TYPE
 module.exports.COMPLETION_FAILURE = nativeBinding.COMPLETION_FAILURE
 module.exports.COMPLETION_PROGRESS = nativeBinding.COMPLETION_PROGRESS

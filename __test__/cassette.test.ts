@@ -7,8 +7,12 @@
 import { existsSync, mkdtempSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { execFile } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CassetteError, ConfigError, mcp, toolsetHash } from '../lib/index.js';
+import { cassettePath, readCassette, withCassette } from '../lib/testing.js';
 import { rejection, session, thrown } from './helpers/common.js';
 import { fixture, liveChildren } from './helpers/harness.js';
 import { everythingHttp, referenceBin } from './helpers/servers.js';
@@ -173,13 +177,23 @@ describe('server-everything over streamable HTTP', () => {
     ];
     let recorded: Awaited<ReturnType<typeof run>>;
     try {
-      const source = mcp({ transport: 'streamable-http', url: server.url, http: { headers: { authorization: `Bearer ${SECRET}` } }, cassette: { path, mode: 'record' } });
+      const source = mcp({
+        transport: 'streamable-http',
+        url: server.url,
+        http: { headers: { authorization: `Bearer ${SECRET}` } },
+        cassette: { path, mode: 'record' },
+      });
       recorded = await run(source, suite);
     } finally {
       await server.stop();
     }
     expect(readFileSync(path, 'utf8')).not.toContain(SECRET);
-    const replay = mcp({ transport: 'streamable-http', url: server.url, http: { headers: { authorization: `Bearer ${SECRET}` } }, cassette: { path, mode: 'replay' } });
+    const replay = mcp({
+      transport: 'streamable-http',
+      url: server.url,
+      http: { headers: { authorization: `Bearer ${SECRET}` } },
+      cassette: { path, mode: 'replay' },
+    });
     const replayed = await run(replay, suite);
     expect(replayed.results).toEqual(recorded.results);
     expect(replayed.logged).toEqual(recorded.logged);
@@ -306,7 +320,7 @@ describe('a cassette that cannot be replayed is refused typed', () => {
     expect(err.message).toBe(`mcp: cassette '${path}': no call of 'initialize' was recorded`);
   });
 
-  it('over 256 MiB, or nested past the parser\'s depth', async () => {
+  it("over 256 MiB, or nested past the parser's depth", async () => {
     const huge = freshPath();
     writeFileSync(huge, '');
     truncateSync(huge, 300 * 1024 * 1024);
@@ -349,9 +363,7 @@ describe('hostile and concurrent', () => {
     try {
       const err = await rejection(source.tools(session));
       expect(err).toBeInstanceOf(ConfigError);
-      expect(err.message).toBe(
-        `mcp: cassette '${path}' was not written: the server sent more than 50000 messages, more than a recording holds`,
-      );
+      expect(err.message).toBe(`mcp: cassette '${path}' was not written: the server sent more than 50000 messages, more than a recording holds`);
     } finally {
       await source.close();
     }
@@ -369,5 +381,72 @@ describe('hostile and concurrent', () => {
     const replayed = await run(config(MISSING, 'replay'), all);
     expect(replayed.results).toEqual(recorded.results);
     expect(new Set(replayed.results).size).toBe(6);
+  }, 30_000);
+});
+
+describe('@rulvar/mcp-native/testing and the CLI', () => {
+  it("names a test's cassette, adds it to a config, and reads one back", async () => {
+    expect(cassettePath('books a table > for two / at 8', 'fixtures')).toBe(join('fixtures', 'books-a-table-for-two-at-8.json'));
+    expect(cassettePath('é')).toBe(join('__cassettes__', 'e.json'));
+    const path = freshPath();
+    const config = { transport: 'stdio' as const, command: process.execPath, args: [referenceBin('everything'), 'stdio'], stderr: 'ignore' as const };
+    expect(withCassette(config, path).cassette).toEqual({ path, mode: 'auto' });
+    const recorded = await run(mcp(withCassette(config, { path, mode: 'record' })), async (by, ctx) => [await by.echo.execute({ message: 'x' }, ctx)]);
+    const held = readCassette(path);
+    expect(held.protocol).toBe('2025-11-25');
+    expect(held.toolsetHash).toBe(recorded.hash);
+    expect(held.interactions.find((i) => i.tool === 'echo')).toMatchObject({
+      method: 'tools/call',
+      outcome: 'result',
+      params: { name: 'echo', arguments: { message: 'x' } },
+    });
+    writeFileSync(path, '{}');
+    expect(() => readCassette(path)).toThrow(ConfigError);
+    // The package's export map names the entry.
+    const entry = createRequire(import.meta.url)('@rulvar/mcp-native/testing');
+    expect(Object.keys(entry).sort()).toEqual(['DEFAULT_DIR', 'cassettePath', 'readCassette', 'withCassette']);
+  }, 30_000);
+
+  it('rulvar-mcp record writes a cassette a source replays, and rulvar-mcp cassette shows it', async () => {
+    const cli = fileURLToPath(new URL('../bin/rulvar-mcp.js', import.meta.url));
+    const exec = (args: string[]) =>
+      new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+        execFile(process.execPath, [cli, ...args], { timeout: 20_000 }, (err: any, stdout, stderr) =>
+          resolve({ code: err ? (err.code ?? 1) : 0, stdout, stderr }),
+        );
+      });
+    const path = join(dir, 'cli', 'everything.json');
+    const stdio = `${process.execPath} ${referenceBin('everything')} stdio`;
+    const recorded = await exec([
+      'record',
+      '--stdio',
+      stdio,
+      '--stderr',
+      'ignore',
+      '--out',
+      path,
+      '--call',
+      'get-sum {"a":2,"b":3}',
+      '--call',
+      'echo {"message":"hi"}',
+      '--call',
+      'get-sum {"a":"x"}',
+    ]);
+    // A call that fails (here before it is sent: its input is not valid) is told, and the rest recorded.
+    expect(recorded.stderr).toMatch(/^rulvar-mcp: get-sum failed: /);
+    expect(recorded.stdout).toMatch(new RegExp(`^wrote ${path}: \\d+ request\\(s\\) of mcp:stdio:.*, protocol 2025-11-25, toolsetHash [0-9a-f]{64}\n$`));
+    expect(recorded.code).toBe(0);
+    const shown = await exec(['cassette', path]);
+    expect(shown.stdout).toContain('tools/call get-sum -> result');
+    expect(shown.stdout).toContain('tools/call echo -> result');
+    const replay = mcp({ transport: 'stdio', command: MISSING, args: [], cassette: { path, mode: 'replay' } } as any);
+    try {
+      const sum = (await replay.tools(session)).find((d: any) => d.name === 'get-sum')!;
+      expect(await sum.execute({ a: 2, b: 3 }, session as any)).toBe('The sum of 2 and 3 is 5.');
+    } finally {
+      await replay.close();
+    }
+    expect((await exec(['record', '--stdio', stdio])).stderr).toMatch(/record needs --out FILE/);
+    expect((await exec(['cassette', join(dir, 'none.json')])).code).toBe(2);
   }, 30_000);
 });

@@ -6,6 +6,8 @@
 //   rulvar-mcp call <tool> [json] [target] [config flags] [--json]
 //   rulvar-mcp lock [target] [config flags] [--out FILE]
 //   rulvar-mcp diff <lockfile> [target] [config flags] [--json]
+//   rulvar-mcp record [target] [config flags] --out FILE [--call "tool {json}"]...
+//   rulvar-mcp cassette <file> [--json]
 // Exit codes: 0 done (diff: no change from the lock), 1 a failed connect or call (diff: the
 // import differs from the lock), 2 a refused config (or usage, or a lock of another source).
 const { parseArgs } = require('node:util');
@@ -18,15 +20,19 @@ const api = require('../lib/index.js');
 const { unvalidatedReasons, lockTextOf } = require('../lib/source.js');
 const { refusalKindOf } = require('../lib/errors.js');
 const { terminalElicit, shown } = require('./terminal-elicit.js');
+const cassette = require('../lib/cli/cassette.js');
 const { shownText } = require('../lib/native.js');
 
 // A server's text of several lines (a result, an error), shown line by line, escaped.
 const shownLines = (/** @type {unknown} */ text) => shownText(String(text), true);
 
-const USAGE = `usage: rulvar-mcp inspect|call <tool> [json]|lock|diff <lockfile> [options]
+const USAGE = `usage: rulvar-mcp inspect|call <tool> [json]|lock|diff <lockfile>|record|cassette <file> [options]
   lock                        writes the toolset lock of the import (stdout, or --out FILE)
   diff <lockfile>             what the import changes from the lock, field by field (exit 1
                               when it differs); the same lines mcp({ lock }) refuses with
+  record --out FILE           records the import, and each --call "tool {json}" in order, into
+                              a cassette that mcp({ cassette }) replays (docs/testing-hosts.md)
+  cassette <file>             what a cassette holds, one line per recorded request
 targets (default: the embedded example server, examples/server.mjs, over stdio):
   --stdio "<cmd> <args...>"   spawn a stdio server (no shell; quotes group words)
   --http <url>                a streamable-HTTP server; --header K=V (repeatable)
@@ -45,11 +51,12 @@ sandbox (stdio; Linux enforces it, docs/sandbox.md):
   --sandbox-net deny|allow|host:port,...   TCP it may connect to (default deny)
   --sandbox-warn              start with what can be enforced instead of refusing
 output:
-  --out FILE                  lock: write the lock to FILE
+  --out FILE                  lock: write the lock to FILE; record: the cassette
   --json                      machine-readable output on stdout`;
 
 const OPTIONS = {
   stdio: { type: 'string' },
+  call: { type: 'string', multiple: true },
   http: { type: 'string' },
   header: { type: 'string', multiple: true },
   oauth: { type: 'boolean' },
@@ -446,9 +453,19 @@ async function main(argv) {
   let source;
   let listener = null;
   try {
-    if (!['inspect', 'call', 'lock', 'diff'].includes(command)) throw new UsageError(`unknown command '${command}'`);
-    if (values.out !== undefined && command !== 'lock') throw new UsageError('--out is an option of lock');
+    if (!['inspect', 'call', 'lock', 'diff', 'record', 'cassette'].includes(command)) throw new UsageError(`unknown command '${command}'`);
+    if (values.out !== undefined && command !== 'lock' && command !== 'record') throw new UsageError('--out is an option of lock and record');
+    if (values.call !== undefined && command !== 'record') throw new UsageError('--call is an option of record');
+    if (command === 'cassette') {
+      if (rest[0] === undefined) throw new UsageError('cassette needs the cassette file');
+      console.log(cassette.show(rest[0], values.json === true));
+      return 0;
+    }
     const config = buildConfig(values);
+    if (command === 'record') {
+      if (values.out === undefined) throw new UsageError('record needs --out FILE');
+      config.cassette = { path: values.out, mode: 'record' };
+    }
     if (command === 'diff') {
       if (rest[0] === undefined) throw new UsageError('diff needs the lock file');
       config.lock = rest[0];
@@ -465,6 +482,7 @@ async function main(argv) {
     if (command === 'inspect') await inspect(source, config, values.json);
     else if (command === 'lock') await lock(source, values.out);
     else if (command === 'diff') return await diff(source, rest[0], values.json);
+    else if (command === 'record') console.log(await cassette.record(source, values.call ?? [], values.out));
     else await call(source, rest[0], rest[1], values.json);
     return 0;
   } catch (err) {

@@ -20,7 +20,7 @@ export const BUDGET = {
 };
 
 // Everything the main package may hold; the files it must hold.
-const MAIN_FILE = /^(README\.md|package\.json|index\.js|index\.d\.ts|examples\/server\.mjs|bin\/[^/]+\.js|lib\/[^/]+\.(js|mjs))$/;
+const MAIN_FILE = /^(README\.md|package\.json|index\.js|index\.d\.ts|testing\.d\.ts|examples\/server\.mjs|bin\/[^/]+\.js|lib\/(cli\/)?[^/]+\.(js|mjs))$/;
 const MAIN_REQUIRED = [
   'package.json',
   'README.md',
@@ -29,6 +29,8 @@ const MAIN_REQUIRED = [
   'lib/index.js',
   'lib/index.mjs',
   'lib/native.js',
+  'lib/testing.js',
+  'testing.d.ts',
   'bin/rulvar-mcp.js',
   'examples/server.mjs',
 ];

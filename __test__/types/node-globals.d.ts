@@ -11,6 +11,10 @@ declare module 'node:fs' {
   export function closeSync(fd: number): void;
 }
 
+declare module 'node:path' {
+  export function join(...parts: string[]): string;
+}
+
 declare module 'node:net' {
   export class Socket {
     constructor(options: { fd: number; readable: boolean; writable: boolean });

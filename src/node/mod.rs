@@ -7,6 +7,7 @@ mod binding_port;
 mod binding_snapshot;
 mod binding_source;
 mod calls;
+mod cassette;
 mod completions;
 mod connector;
 mod convert;

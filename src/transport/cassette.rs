@@ -252,6 +252,23 @@ impl RecordingWire {
     }
 }
 
+/// The cassette at `path`, bounded and checked; `Err` the refusal.
+pub(crate) fn read(path: &str) -> Result<Cassette, String> {
+    let refused = |why: String| format!("mcp: cassette '{path}' {why}");
+    let size = std::fs::metadata(path)
+        .map_err(|e| refused(format!("could not be read: {e}")))?
+        .len();
+    if size > MAX_CASSETTE_BYTES {
+        return Err(refused(format!(
+            "is {size} bytes, over the {} MiB a cassette may be",
+            MAX_CASSETTE_BYTES >> 20
+        )));
+    }
+    let text =
+        std::fs::read_to_string(path).map_err(|e| refused(format!("could not be read: {e}")))?;
+    Cassette::parse(&text).map_err(refused)
+}
+
 /// A replaying source's cassette, shared by its connections: each identical request is served
 /// once, in the order recorded, across reconnects.
 pub(crate) struct Player {
@@ -267,19 +284,8 @@ impl Player {
         secrets: Arc<Secrets>,
     ) -> Result<Self, String> {
         let path = &settings.path;
+        let cassette = read(path)?;
         let refused = |why: String| format!("mcp: cassette '{path}' {why}");
-        let size = std::fs::metadata(path)
-            .map_err(|e| refused(format!("could not be read: {e}")))?
-            .len();
-        if size > MAX_CASSETTE_BYTES {
-            return Err(refused(format!(
-                "is {size} bytes, over the {} MiB a cassette may be",
-                MAX_CASSETTE_BYTES >> 20
-            )));
-        }
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| refused(format!("could not be read: {e}")))?;
-        let cassette = Cassette::parse(&text).map_err(refused)?;
         cassette.check_era(protocol).map_err(refused)?;
         Ok(Self {
             replay: Mutex::new(Replay::new(cassette, settings.ignore.clone(), path.clone())),
