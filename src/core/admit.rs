@@ -86,9 +86,9 @@ pub struct Admission {
     tool_refusal: Option<ConfigError>,
     /// Set once the sweep has failed: only page refusals can still matter.
     sweep_failed: Arc<AtomicBool>,
-    /// A modern connection: `x-mcp-header` declares headers, and a tool whose declarations
-    /// break its rules is left out.
-    modern: bool,
+    /// The connection's era reads `x-mcp-header` (it declares the headers a request mirrors),
+    /// and a tool whose declarations break its rules is left out.
+    reads_headers: bool,
     /// Whether a tool's contract (final name, contract tree) is the one a lock pins
     /// (`Lock::pins`): asked here, while the sweep still runs, rather than after it.
     pinned: Option<Pinned>,
@@ -104,15 +104,16 @@ pub type Pinned = Arc<dyn Fn(&str, &Value) -> bool + Send + Sync>;
 
 impl Admission {
     /// `sweep_failed` is set by the sweep when it fails, so the pages still to come get only
-    /// the checks that can decide which refusal is reported.
-    pub fn new(config: Arc<Config>, sweep_failed: Arc<AtomicBool>, modern: bool) -> Self {
+    /// the checks that can decide which refusal is reported. `reads_headers`: the era reads
+    /// `x-mcp-header` declarations.
+    pub fn new(config: Arc<Config>, sweep_failed: Arc<AtomicBool>, reads_headers: bool) -> Self {
         Self {
             tools: Vec::new(),
             page_refusal: None,
             bytes_refusal: None,
             tool_refusal: None,
             sweep_failed,
-            modern,
+            reads_headers,
             left_out: Vec::new(),
             pinned: None,
             finals: (config.names == Names::Map).then(Default::default),
@@ -162,7 +163,7 @@ impl Admission {
             return;
         }
         let parameters = map.remove("inputSchema").unwrap_or(Value::Null);
-        let headers = match self.modern {
+        let headers = match self.reads_headers {
             true => match declarations(&parameters) {
                 Ok(headers) => headers,
                 // Left out as the specification requires, and said why.

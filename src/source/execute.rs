@@ -3,7 +3,6 @@
 //! server asks back or the call may be repeated, a task resumed by its id, and cancellation.
 
 use super::{call, plan, tasks, Connector, ErrorType, Snapshot, Source};
-use crate::client::era::Era;
 use crate::client::rpc::{Listener, RpcError};
 use crate::core::error::Failure;
 use crate::core::headers;
@@ -74,16 +73,15 @@ impl<C: Connector> Source<C> {
         let progress = progress.map(|l| shown_to(l, self.secrets.clone()));
         let call_ms = self.config.timeouts.call.ms;
         let id = snapshot.conn.rpc.reserve_id();
-        // A 2025 server runs a call as a task only when asked, per request, and only for a tool
-        // that says it can; a 2026 one decides itself (the client declared the extension).
-        let legacy = matches!(snapshot.conn.era.get(), Some(Era::Legacy(_)));
-        let task = match legacy && spec.tasks && self.asker.tasks() {
-            true => format!(",\"task\":{{\"ttl\":{}}}", call_ms.min(9e15) as u64),
-            false => String::new(),
-        };
+        let rules = snapshot.conn.rpc.rules();
+        // A call asks to run as a task only of a tool that says it can, in an era that asks.
+        let task = (spec.tasks && self.asker.tasks())
+            .then(|| rules.task_request(call_ms))
+            .flatten()
+            .unwrap_or_default();
         let text = plan::params(&spec.original, input, &task);
-        // Arguments a modern HTTP request mirrors into headers (read only for tools that
-        // declare some).
+        // Arguments the era mirrors outside the body (only tools whose declarations it read
+        // have any).
         let mirrored = match spec.headers.is_empty() {
             true => Vec::new(),
             false => serde_json::from_str::<Value>(input)
@@ -102,9 +100,9 @@ impl<C: Connector> Source<C> {
         // A host that answers input requests: the call may take further rounds, which need
         // its arguments again and a runtime to answer on. A call of any other source pays
         // nothing for it.
-        // A modern call the host said is safe to repeat is sent again when its answer is lost.
-        let repeatable = matches!(snapshot.conn.era.get(), Some(Era::Modern { .. }))
-            && self.config.repeatable(&spec.original);
+        // A call the host said is safe to repeat is sent again when its answer is lost, in an
+        // era that allows it.
+        let repeatable = rules.resends_lost() && self.config.repeatable(&spec.original);
         let runtime = (self.asker.offered() || repeatable)
             .then(|| self.asker.runtime())
             .flatten();
@@ -219,10 +217,10 @@ impl<C: Connector> Source<C> {
             index,
             self.tracked(&plan, id, deadline, done),
         );
-        let modern = matches!(snapshot.conn.era.get(), Some(Era::Modern { .. }));
+        let dialect = snapshot.conn.rpc.rules().tasks();
         // Polled at once: the task has run while the host was away.
-        let task = json!({ "taskId": task_id, "status": "working", "pollIntervalMs": 0, "pollInterval": 0 });
-        tasks::follow(Arc::new(plan), modern, task, done);
+        let task = json!({ "taskId": task_id, "status": "working", dialect.poll_key: 0 });
+        tasks::follow(Arc::new(plan), dialect, task, done);
         Ok(id)
     }
 

@@ -237,9 +237,9 @@ pub struct Source<C: Connector> {
     report: Mutex<Option<Report>>,
     /// Answers what a server asks back, by the host's hooks (nothing when none are set).
     asker: Arc<asks::Asker>,
-    /// Set once an `auto` opening had to be made again in the modern era (`Refusal::Reopen`):
-    /// later connections to this server open in it at once.
-    modern_only: std::sync::atomic::AtomicBool,
+    /// The era an `auto` opening found it had to open again in (`Refusal::Reopen`): later
+    /// connections to this server open in it at once.
+    era: std::sync::OnceLock<Era>,
     /// Sweeps made so far: the next one's number.
     sweeps: std::sync::atomic::AtomicU64,
 }
@@ -276,7 +276,7 @@ impl<C: Connector> Source<C> {
             state: Default::default(),
             live: Default::default(),
             secrets,
-            modern_only: Default::default(),
+            era: Default::default(),
             sweeps: Default::default(),
         })
     }
@@ -326,13 +326,13 @@ impl<C: Connector> Source<C> {
         // list of one small page is admitted here once it is in (a few hundred microseconds
         // at most), without the two crossings to the blocking pool and back.
         let sweep_failed = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let modern = matches!(conn.era.get(), Some(Era::Modern { .. }));
         let pins = self.lock.clone().map(|lock| {
             Arc::new(move |name: &str, contract: &Value| lock.pins(name, contract))
                 as crate::core::admit::Pinned
         });
+        let headers = conn.rpc.rules().reads_header_declarations();
         let admission =
-            Admission::new(self.config.clone(), sweep_failed.clone(), modern).pinned_by(pins);
+            Admission::new(self.config.clone(), sweep_failed.clone(), headers).pinned_by(pins);
         let sweep = self
             .sweeps
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -374,7 +374,7 @@ impl<C: Connector> Source<C> {
             })?;
         // The lock is checked here, on every import (a listChanged makes the next tools() sweep
         // again), never per call. Off the async workers: a big toolset is real CPU work.
-        let era = conn.era.get().map(|e| e.version().to_owned());
+        let era = conn.rpc.era().map(|e| e.version().to_owned());
         let tools = self.check_lock(tools, era).await?;
         // Under drift 'refuse' every import is held to the first, announced change or not.
         if self.drift.refuses() && !self.drift.imported(crate::core::admit::fingerprint(&tools)) {
