@@ -166,7 +166,26 @@ impl<C: Connector> Source<C> {
     async fn connect_in(&self) -> Result<Option<Arc<Connection>>, Error<C>> {
         let protocol = self.era.get().map_or(self.config.protocol, |era| era.pin());
         let connect = self.config.timeouts.connect;
-        let connect_ms = connect.ms;
+        let conn = self.wired(connect.duration, connect.ms).await?;
+        if let Some(tracer) = self.connector.tracer() {
+            conn.rpc.trace_with(tracer);
+        }
+        // The remaining opening shares the same budget.
+        let capabilities = self.asker.capabilities();
+        let opening = handshake::open(&conn.rpc, Some(connect.duration), protocol, &capabilities);
+        match opening.await {
+            Ok(opened) => {
+                self.opened(&conn, opened, connect.duration).await;
+                Ok(Some(conn))
+            }
+            Err(refusal) => self.refused(&conn, refusal, connect.ms).await,
+        }
+    }
+
+    /// The connection's transport, from the host's connector within `budget`, registered as
+    /// the live connection unless `close()` overtook it (then released, whatever phase it was
+    /// in).
+    async fn wired(&self, budget: Duration, connect_ms: f64) -> Result<Arc<Connection>, Error<C>> {
         let (epoch, mut closed) = {
             let live = lock(&self.live);
             (live.epoch, live.closed.subscribe())
@@ -206,43 +225,43 @@ impl<C: Connector> Source<C> {
         let closed_meanwhile = async {
             let _ = closed.wait_for(|e| *e != epoch).await;
         };
-        let conn = tokio::select! {
-            result = tokio::time::timeout(connect.duration, attempt) => match result {
-                Ok(Ok(conn)) => conn,
+        tokio::select! {
+            result = tokio::time::timeout(budget, attempt) => match result {
+                Ok(Ok(conn)) => Ok(conn),
                 Ok(Err(e)) => {
                     to_the_end(self.connector.abandon()).await;
-                    return Err(e);
+                    Err(e)
                 }
-                Err(_) => return Err(self.connect_timeout(connect_ms, None).await),
+                Err(_) => Err(self.connect_timeout(connect_ms, None).await),
             },
             _ = closed_meanwhile => {
                 to_the_end(self.connector.abandon()).await;
-                return Err(SourceError::Failed(format!("mcp: '{}' was closed while connecting", self.id)));
+                Err(SourceError::Failed(format!("mcp: '{}' was closed while connecting", self.id)))
             }
-        };
-        if let Some(tracer) = self.connector.tracer() {
-            conn.rpc.trace_with(tracer);
         }
-        // The remaining opening shares the same budget.
-        let capabilities = self.asker.capabilities();
-        let opening = handshake::open(&conn.rpc, Some(connect.duration), protocol, &capabilities);
-        match opening.await {
-            Ok(opened) => {
-                self.opened(&conn, opened, connect.duration).await;
-                Ok(Some(conn))
-            }
-            Err(Refusal::Reopen(era)) => {
+    }
+
+    /// An opening that failed, with its connection released: `None` when the server is to be
+    /// opened again in the era it named (which the source remembers from now on).
+    async fn refused(
+        &self,
+        conn: &Arc<Connection>,
+        refusal: Refusal,
+        connect_ms: f64,
+    ) -> Result<Option<Arc<Connection>>, Error<C>> {
+        match refusal {
+            Refusal::Reopen(era) => {
                 let _ = self.era.set(era);
-                self.forget_live(&conn);
+                self.forget_live(conn);
                 conn.abort("mcp: the server ended the connection it refused")
                     .await;
                 Ok(None)
             }
-            Err(Refusal::Rpc(RpcError::TimedOut)) => {
-                Err(self.connect_timeout(connect_ms, Some(&conn)).await)
+            Refusal::Rpc(RpcError::TimedOut) => {
+                Err(self.connect_timeout(connect_ms, Some(conn)).await)
             }
-            Err(Refusal::Pin(why)) => {
-                self.forget_live(&conn);
+            Refusal::Pin(why) => {
+                self.forget_live(conn);
                 conn.abort("mcp: the opening was refused").await;
                 let why = self.secrets.redact(&why);
                 Err(SourceError::Refused(ConfigError::new(format!(
@@ -250,9 +269,9 @@ impl<C: Connector> Source<C> {
                     self.id
                 ))))
             }
-            Err(Refusal::Rpc(e)) => {
-                self.forget_live(&conn);
-                let failure = self.opening_failed(e, &conn);
+            Refusal::Rpc(e) => {
+                self.forget_live(conn);
+                let failure = self.opening_failed(e, conn);
                 conn.abort("mcp: the handshake failed").await;
                 Err(failure.into())
             }
