@@ -17,9 +17,9 @@ use serde_json::json;
 use std::time::Duration;
 
 /// What the opening found: the era, and whether the server announces changes of its tools.
-pub struct Opened {
-    pub era: Era,
-    pub list_changed: bool,
+pub(crate) struct Opened {
+    pub(crate) era: Era,
+    pub(crate) list_changed: bool,
 }
 
 /// Why an opening failed: the server's or the connection's error, or a refused era pin
@@ -43,7 +43,7 @@ impl From<RpcError> for Refusal {
 /// Opens the connection in the era the server speaks (`protocol`: `Auto`), or in the pinned
 /// one; `timeout` bounds the whole opening. `capabilities`: what the host offers a server,
 /// which each era declares its own way.
-pub async fn open(
+pub(crate) async fn open(
     rpc: &Rpc,
     timeout: Option<Duration>,
     protocol: Protocol,

@@ -2,7 +2,7 @@
 //! cancellation, and the initialize handshake. Messages stay `serde_json::Value`, so schemas
 //! keep their wire order and a malformed page is seen as it is.
 
-pub mod era;
+pub(crate) mod era;
 mod error;
 pub mod handshake;
 mod pending;

@@ -91,12 +91,12 @@ impl Rpc {
     }
 
     /// The era the opening chose, once it chose.
-    pub fn era(&self) -> Option<Era> {
+    pub(crate) fn era(&self) -> Option<Era> {
         self.speaking.era()
     }
 
     /// The answers of the era spoken (the legacy ones while the opening has not chosen).
-    pub fn rules(&self) -> &'static dyn Rules {
+    pub(crate) fn rules(&self) -> &'static dyn Rules {
         self.speaking.rules()
     }
 

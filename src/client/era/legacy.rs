@@ -50,7 +50,7 @@ fn task_member(result: &mut Value) -> Option<Value> {
     handle.then(|| result.get_mut("task").map(Value::take))?
 }
 
-pub(crate) struct Legacy;
+pub(super) struct Legacy;
 
 impl Rules for Legacy {
     /// What the host offers to answer, as it offers it.

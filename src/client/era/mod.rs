@@ -20,7 +20,7 @@ use std::sync::{Arc, OnceLock};
 
 /// The revision a connection speaks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Era {
+pub(crate) enum Era {
     /// The version `initialize` agreed (one of `core::revisions::SUPPORTED_VERSIONS`).
     Legacy(&'static str),
     Modern,
@@ -28,7 +28,7 @@ pub enum Era {
 
 impl Era {
     /// The revision spoken.
-    pub fn version(self) -> &'static str {
+    pub(crate) fn version(self) -> &'static str {
         match self {
             Era::Legacy(version) => version,
             Era::Modern => modern::VERSION,
@@ -36,7 +36,7 @@ impl Era {
     }
 
     /// The era's answer to each question that differs.
-    pub fn rules(self) -> &'static dyn Rules {
+    pub(crate) fn rules(self) -> &'static dyn Rules {
         match self {
             Era::Legacy(_) => &legacy::Legacy,
             Era::Modern => &modern::Modern,
@@ -45,7 +45,7 @@ impl Era {
 
     /// The `protocol` pin that opens a connection in this era at once: a source that learned
     /// its server's era opens its later connections in it.
-    pub fn pin(self) -> Protocol {
+    pub(crate) fn pin(self) -> Protocol {
         match self {
             Era::Legacy(_) => Protocol::Legacy,
             Era::Modern => Protocol::Modern,
@@ -55,37 +55,37 @@ impl Era {
 
 /// What a connection follows until its opening chose an era: the legacy revision's rules, as
 /// the opening begins in it (no envelope, nothing mirrored, a server's requests answered).
-pub fn rules(era: Option<Era>) -> &'static dyn Rules {
+pub(crate) fn rules(era: Option<Era>) -> &'static dyn Rules {
     era.map_or(&legacy::Legacy, Era::rules)
 }
 
 /// What the host's config offers a server, before an era declares it its own way
 /// (`Rules::declared`).
-pub struct Capabilities {
+pub(crate) struct Capabilities {
     /// The capabilities the host offers to answer (JSON text; `{}` when it offers none, so the
     /// opening stays byte for byte what it was).
-    pub offered: String,
+    pub(crate) offered: String,
     /// The host follows calls that become tasks (`tasks: true`).
-    pub tasks: bool,
+    pub(crate) tasks: bool,
     /// The level of the server's log messages the host hears (`serverLogs`), if it asks.
-    pub log_level: Option<&'static str>,
+    pub(crate) log_level: Option<&'static str>,
 }
 
 /// How one revision carries a tool call that became a task.
-pub struct TaskDialect {
+pub(crate) struct TaskDialect {
     /// Takes the task out of a call's result when the result is this dialect's handle of one;
     /// any other result is left as it was.
-    pub handle: fn(&mut Value) -> Option<Value>,
+    pub(crate) handle: fn(&mut Value) -> Option<Value>,
     /// A completed task carries its result, and an `input_required` one the requests it waits
     /// on (answered with `tasks/update`). Otherwise `tasks/result` delivers the result of
     /// either, the server's requests arriving meanwhile as on any call.
-    pub carries_result: bool,
+    pub(crate) carries_result: bool,
     /// The member of a task that suggests the wait before the next poll, in milliseconds.
-    pub poll_key: &'static str,
+    pub(crate) poll_key: &'static str,
 }
 
 /// The questions whose answers differ between the revisions, one method each.
-pub trait Rules: Sync {
+pub(crate) trait Rules: Sync {
     /// The client capabilities the revision declares, as JSON text.
     fn declared(&self, capabilities: &Capabilities) -> String;
     /// The `_meta` members every request carries, as JSON text without braces (written once
@@ -127,7 +127,7 @@ pub trait Rules: Sync {
 
 /// The task a call's result hands back, with the dialect its shape names. A result is read by
 /// its shape on any connection: either revision's handle is followed wherever it comes.
-pub fn task_in(result: &mut Value) -> Option<(&'static TaskDialect, Value)> {
+pub(crate) fn task_in(result: &mut Value) -> Option<(&'static TaskDialect, Value)> {
     [&modern::Modern as &dyn Rules, &legacy::Legacy]
         .into_iter()
         .map(Rules::tasks)
@@ -146,25 +146,25 @@ pub(crate) fn offers_list_changes(answer: &Value) -> bool {
 /// The era a connection speaks, with its envelope written once. The opening sets it before it
 /// sends anything in the era; the connection's `Rpc`, router and deadline timer each hold it.
 #[derive(Clone, Default)]
-pub struct Speaking(Arc<OnceLock<(Era, Option<String>)>>);
+pub(crate) struct Speaking(Arc<OnceLock<(Era, Option<String>)>>);
 
 impl Speaking {
     /// Set once: a second era is ignored.
-    pub fn set(&self, era: Era, capabilities: &Capabilities) {
+    pub(crate) fn set(&self, era: Era, capabilities: &Capabilities) {
         let _ = self.0.set((era, era.rules().envelope(capabilities)));
     }
 
-    pub fn era(&self) -> Option<Era> {
+    pub(crate) fn era(&self) -> Option<Era> {
         self.0.get().map(|(era, _)| *era)
     }
 
     /// The answers of the era spoken (the legacy ones while none is: `rules`).
-    pub fn rules(&self) -> &'static dyn Rules {
+    pub(crate) fn rules(&self) -> &'static dyn Rules {
         rules(self.era())
     }
 
     /// The `_meta` members every request carries in the era spoken, if any.
-    pub fn envelope(&self) -> Option<&str> {
+    pub(crate) fn envelope(&self) -> Option<&str> {
         self.0.get()?.1.as_deref()
     }
 }
@@ -205,7 +205,7 @@ mod tests {
         assert!(rules(Some(Era::Modern)).envelope(&capabilities()).is_some());
     }
 
-    pub(super) fn capabilities() -> Capabilities {
+    fn capabilities() -> Capabilities {
         Capabilities {
             offered: "{}".into(),
             tasks: false,

@@ -59,7 +59,7 @@ fn whole_result(result: &mut Value) -> Option<Value> {
     (result.get("resultType").and_then(Value::as_str) == Some("task")).then(|| result.take())
 }
 
-pub(crate) struct Modern;
+pub(super) struct Modern;
 
 impl Rules for Modern {
     /// What the host offers to answer, and the tasks extension when it follows tasks (a 2025
