@@ -25,11 +25,11 @@ pub struct Connection {
 }
 
 /// Holds open the request that brings list changes in an era that needs one
-/// (`Rules::list_changes`), which the server answers only when it ends the subscription. Its notifications reach the same observer (`transport::observe`) as a
-/// legacy server's unsolicited ones, so invalidation, the race guard and the drift policy are
-/// the same. Its end, graceful or not, may have lost a notification: the cached list is
-/// treated as stale, and the request is opened again with a bounded back-off while the
-/// connection lives.
+/// (`Rules::list_changes`), which the server answers only when it ends the subscription. Its
+/// notifications reach the same observer (`transport::observe`) as a legacy server's
+/// unsolicited ones, so invalidation, the race guard and the drift policy are the same. Its
+/// end, graceful or not, may have lost a notification: the cached list is treated as stale,
+/// and the request is opened again with a bounded back-off while the connection lives.
 fn listen(conn: &Arc<Connection>, drift: Arc<Drift>) {
     // The end of the request may be read on any thread (the JS thread, for an in-process
     // server): the next one is opened from the runtime the connection started on.
