@@ -2,6 +2,7 @@
 //! (replies, progress), answers the server's own requests, and fails everything pending when
 //! the connection ends.
 
+use super::era::Speaking;
 use super::error::RpcError;
 use super::pending::{fail_all, Answer, Shared};
 use crate::core::ask_budget::{self, Rate};
@@ -12,7 +13,7 @@ use crate::transport::Wire;
 use futures::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{json, Value};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use tokio::sync::Notify;
 
@@ -48,9 +49,9 @@ pub struct Router {
     /// Set when the host offers answers; the runtime each answer is awaited on (a request
     /// can arrive on a thread that has none: an in-process server's, on the JS thread).
     asks: OnceLock<(Arc<dyn Answerer>, tokio::runtime::Handle)>,
-    /// Set once the connection speaks 2026-07-28: a server asks nothing of its own there
-    /// (input comes as `input_required` results), so its requests are not found.
-    pub(super) modern: Arc<AtomicBool>,
+    /// The era the connection speaks, which says whether a server's own requests are answered
+    /// (`Rules::answers_server_requests`).
+    pub(super) speaking: Speaking,
     /// The server's requests being answered now, and its rate (`core::ask_budget`).
     asking: Arc<AtomicUsize>,
     rate: Mutex<Rate>,
@@ -135,7 +136,7 @@ impl Router {
             pending,
             timer,
             asks: OnceLock::new(),
-            modern: Arc::new(AtomicBool::new(false)),
+            speaking: Speaking::default(),
             asking: Arc::new(AtomicUsize::new(0)),
             rate: Mutex::new(Rate::default()),
         }
@@ -218,14 +219,14 @@ impl Router {
         }
     }
 
-    /// Ping is answered here; anything else goes to the answerer when the host offers one, and
-    /// is "not found" when it does not (the client declared no capability then).
+    /// Ping is answered here; anything else goes to the answerer when the host offers one and
+    /// the era answers a server's requests, and is "not found" when not (the client declared no
+    /// capability then).
     fn answer_server_request(&self, method: &str, id: Value, params: Option<Value>) {
         let Some(wire) = self.wire.get().cloned() else {
             return;
         };
-        let modern = self.modern.load(Ordering::Relaxed);
-        if method != "ping" && !modern {
+        if method != "ping" && self.speaking.rules().answers_server_requests() {
             if let Some((answerer, runtime)) = self.asks.get() {
                 let calls = answerer.calls_in_flight();
                 let asking = match answerer.admit(method).and_then(|()| self.admit_ask(calls)) {

@@ -1,5 +1,6 @@
 //! JSON-RPC 2.0 over a transport: ids, pending replies, timeouts, cancellation, server pings.
 
+use super::era::{self, Capabilities, Era, Rules, Speaking};
 pub use super::error::{Reply, RpcError};
 use super::pending::{fail_all, Entry, Pending, Shared};
 pub use super::pending::{Answer, Fast, Listener, Waiter};
@@ -7,7 +8,7 @@ use super::router::Router;
 use super::text::{self, Meta};
 use super::trace::{Ended, Tracer};
 use crate::sync::lock;
-use crate::transport::{Route, Wire};
+use crate::transport::Wire;
 use futures::future::BoxFuture;
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -15,7 +16,9 @@ use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
 use tokio::sync::{oneshot, Notify};
 
-/// The requests sent again, once, when a modern connection lost their answer.
+/// The requests sent again, once, when their answer was lost and the era allows it
+/// (`Rules::resends_lost`): the opening's and a list's are safe to repeat (a tool call is the
+/// caller's to decide).
 const REISSUED: [&str; 2] = ["tools/list", "server/discover"];
 /// One request as its sender describes it; the client writes its text (`client::text`).
 pub struct Request<'a> {
@@ -25,7 +28,7 @@ pub struct Request<'a> {
     /// The sender's own `_meta` members' text (a trace context).
     pub meta: Option<&'a str>,
     /// The one thing the request is about (`tools/call`: the tool) and the arguments its tool
-    /// declares mirrored: a modern HTTP request carries them in headers.
+    /// declares mirrored, for what the era mirrors outside the body (`Rules::route`).
     pub name: Option<&'a str>,
     pub mirrored: Vec<(String, String)>,
 }
@@ -47,14 +50,11 @@ pub struct Rpc {
     next_id: AtomicU64,
     pending: Shared,
     timer: Arc<Notify>,
-    /// The `_meta` members of every request on a modern connection (`era::modern_meta`).
-    meta: OnceLock<String>,
-    /// The protocol revision agreed (legacy) or spoken (modern), for the tracer.
-    version: OnceLock<String>,
+    /// The era the connection speaks and its envelope, set once by the opening; shared with
+    /// the router (a server's own requests) and the deadline timer (a request's cancellation).
+    speaking: Speaking,
     /// Told of every `request` (the opening and the sweeps), when the host traces them.
     tracer: OnceLock<Arc<dyn Tracer>>,
-    /// The router's word for "this connection is modern" (it refuses a server's own requests).
-    modern: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Rpc {
@@ -78,32 +78,32 @@ impl Rpc {
             Arc::downgrade(&router.pending),
             router.timer.clone(),
             Arc::downgrade(&wire),
+            router.speaking.clone(),
         )));
         Arc::new(Rpc {
             wire,
             next_id: AtomicU64::new(1),
             pending: router.pending.clone(),
             timer: router.timer.clone(),
-            meta: OnceLock::new(),
-            version: OnceLock::new(),
+            speaking: router.speaking.clone(),
             tracer: OnceLock::new(),
-            modern: router.modern.clone(),
         })
     }
 
-    /// Whether the connection speaks 2026-07-28 (the modern envelope is in use).
-    pub fn modern(&self) -> bool {
-        self.meta.get().is_some()
+    /// The era the opening chose, once it chose.
+    pub(crate) fn era(&self) -> Option<Era> {
+        self.speaking.era()
     }
 
-    /// From now on every request carries the modern `_meta` (protocol version, client info and
-    /// capabilities): the connection speaks 2026-07-28.
-    pub fn speak_modern(&self, capabilities: &str, log_level: Option<&str>) {
-        let _ = self
-            .meta
-            .set(super::era::modern_meta(capabilities, log_level));
-        let _ = self.version.set(super::era::MODERN.to_owned());
-        self.modern.store(true, Ordering::Relaxed);
+    /// The answers of the era spoken (the legacy ones while the opening has not chosen).
+    pub(crate) fn rules(&self) -> &'static dyn Rules {
+        self.speaking.rules()
+    }
+
+    /// From now on every request is sent in `era`, which declares `capabilities` its own way
+    /// (set once, by the opening, before it sends anything in that era).
+    pub(super) fn speak(&self, era: Era, capabilities: &Capabilities) {
+        self.speaking.set(era, capabilities);
     }
 
     /// From now on every `request` is told to `tracer` (set once, before the opening).
@@ -130,7 +130,6 @@ impl Rpc {
         &self,
         protocol_version: &str,
     ) -> impl std::future::Future<Output = Result<(), RpcError>> + Send + 'static {
-        let _ = self.version.set(protocol_version.to_owned());
         let text = text::notification("notifications/initialized", "{}");
         let delivered = self.wire.initialized(protocol_version, text);
         async move { delivered.await.map_err(RpcError::Closed) }
@@ -174,7 +173,7 @@ impl Rpc {
     }
 
     /// `submit_text` for a request described whole (`Request`: its own `_meta` members, the
-    /// named thing a modern HTTP request mirrors). Its text is written here, once.
+    /// named thing the era may mirror). Its text is written here, once, in the era spoken.
     pub fn send(
         &self,
         id: u64,
@@ -184,7 +183,7 @@ impl Rpc {
         waiter: Waiter,
     ) {
         let meta = Meta {
-            modern: self.meta.get().map(String::as_str),
+            envelope: self.speaking.envelope(),
             own: request.meta,
             progress: progress.is_some(),
         };
@@ -210,16 +209,11 @@ impl Rpc {
             self.timer.notify_one();
         }
         let text = text::request(id, request.method, meta, request.params);
-        let sent = match meta.modern {
-            Some(_) => {
-                let route = Route {
-                    version: super::era::MODERN,
-                    method: request.method,
-                    name: request.name,
-                    params: request.mirrored,
-                };
-                self.wire.send_routed(text, id, route)
-            }
+        let sent = match self
+            .rules()
+            .route(request.method, request.name, request.mirrored)
+        {
+            Some(route) => self.wire.send_routed(text, id, route),
             None => self.wire.send(text, Some(id)),
         };
         if let Err(reason) = sent {
@@ -236,11 +230,9 @@ impl Rpc {
     pub async fn request(&self, method: &str, params: Value, timeout: Option<Duration>) -> Reply {
         let started = Instant::now();
         let reply = self.request_once(method, params.clone(), timeout).await;
-        // A 2026-07-28 request lost with its stream must be sent again as a new one; the
-        // opening's and a list's are safe to repeat (a tool call is the caller's to decide).
         match &reply {
             Err(RpcError::Transport(f))
-                if f.lost && self.meta.get().is_some() && REISSUED.contains(&method) =>
+                if f.lost && self.rules().resends_lost() && REISSUED.contains(&method) =>
             {
                 let left = timeout.map(|t| t.saturating_sub(started.elapsed()));
                 self.request_once(method, params, left).await
@@ -275,18 +267,14 @@ impl Rpc {
             .await
             .unwrap_or_else(|_| Err(RpcError::Closed("connection closed".into())));
         if let Some(tracer) = tracer {
-            // `initialize` is answered before the version it agreed is recorded.
+            // `initialize` is answered before the era it agreed is set.
             let agreed = match (&reply, method) {
-                (Ok(result), "initialize") => result
-                    .get("protocolVersion")
-                    .and_then(Value::as_str)
-                    .filter(|v| super::era::SUPPORTED_VERSIONS.contains(v))
-                    .map(str::to_owned),
+                (Ok(result), "initialize") => era::legacy::agreed(result).ok(),
                 _ => None,
             };
             let ended = Ended {
                 error: reply.as_ref().err().map(super::trace::rpc_error_type),
-                protocol: agreed.or_else(|| self.version.get().cloned()),
+                protocol: agreed.or(self.era()).map(|e| e.version().to_owned()),
                 session: self
                     .wire
                     .session_id()
@@ -303,7 +291,7 @@ impl Rpc {
         let waiter = lock(&self.pending).take(id);
         if let Some(waiter) = waiter {
             waiter.answer(Err(error));
-            tell_cancelled(self.wire.as_ref(), &self.pending, id, reason);
+            tell_cancelled(self.wire.as_ref(), &self.pending, self.rules(), id, reason);
         }
     }
 }
@@ -315,8 +303,15 @@ impl Drop for Rpc {
     }
 }
 
-fn tell_cancelled(wire: &dyn Wire, pending: &Mutex<Pending>, id: u64, reason: &str) {
-    if wire.close_stream(id) {
+/// Tells the server it may stop working on request `id`, as the era cancels a request.
+fn tell_cancelled(
+    wire: &dyn Wire,
+    pending: &Mutex<Pending>,
+    rules: &dyn Rules,
+    id: u64,
+    reason: &str,
+) {
+    if rules.closes_stream_to_cancel() && wire.close_stream(id) {
         return;
     }
     if lock(pending).closed.is_none() {
@@ -330,7 +325,12 @@ fn tell_cancelled(wire: &dyn Wire, pending: &Mutex<Pending>, id: u64, reason: &s
 
 /// Expires requests whose deadline passed. One task per connection: it sleeps toward the
 /// earliest deadline, so a steady stream of calls with the same timeout never wakes it early.
-async fn expire_deadlines(pending: Weak<Mutex<Pending>>, timer: Arc<Notify>, wire: Weak<dyn Wire>) {
+async fn expire_deadlines(
+    pending: Weak<Mutex<Pending>>,
+    timer: Arc<Notify>,
+    wire: Weak<dyn Wire>,
+    speaking: Speaking,
+) {
     loop {
         let Some(shared) = pending.upgrade() else {
             return;
@@ -359,7 +359,7 @@ async fn expire_deadlines(pending: Weak<Mutex<Pending>>, timer: Arc<Notify>, wir
         for (id, waiter) in due {
             waiter.answer(Err(RpcError::TimedOut));
             if let Some(wire) = wire.upgrade() {
-                tell_cancelled(wire.as_ref(), &shared, id, "timed out");
+                tell_cancelled(wire.as_ref(), &shared, speaking.rules(), id, "timed out");
             }
         }
         drop(shared);

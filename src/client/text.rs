@@ -1,7 +1,8 @@
 //! The JSON-RPC text of every message the client sends, written in one pass around params the
-//! sender already holds as text. `_meta` is the client's alone: the modern envelope (protocol
-//! version, client info, capabilities), the sender's own members (a trace context) and the
-//! progress token go there, in that order, so no sender can write one over another.
+//! sender already holds as text. `_meta` is the client's alone: the era's envelope (a modern
+//! connection's protocol version, client info, capabilities), the sender's own members (a
+//! trace context) and the progress token go there, in that order, so no sender can write one
+//! over another.
 
 use crate::core::jcs::write_string;
 use std::fmt::Write;
@@ -9,8 +10,8 @@ use std::fmt::Write;
 /// What a request's `_meta` holds, each part as JSON object members' text (no braces).
 #[derive(Clone, Copy, Default)]
 pub(super) struct Meta<'a> {
-    /// The members every request of a modern connection carries (`era::modern_meta`).
-    pub modern: Option<&'a str>,
+    /// The members every request carries in the era spoken (`era::Rules::envelope`).
+    pub envelope: Option<&'a str>,
     /// The sender's own members (`client::trace`).
     pub own: Option<&'a str>,
     /// `"progressToken"`: the request's id, when its sender listens for progress.
@@ -19,7 +20,7 @@ pub(super) struct Meta<'a> {
 
 impl Meta<'_> {
     fn is_empty(&self) -> bool {
-        self.modern.is_none() && self.own.is_none() && !self.progress
+        self.envelope.is_none() && self.own.is_none() && !self.progress
     }
 }
 
@@ -52,7 +53,7 @@ fn write_params(out: &mut String, id: u64, meta: Meta<'_>, params: &str) {
     };
     out.push_str("{\"_meta\":{");
     let mut first = true;
-    for part in [meta.modern, meta.own].into_iter().flatten() {
+    for part in [meta.envelope, meta.own].into_iter().flatten() {
         if !std::mem::take(&mut first) {
             out.push(',');
         }
@@ -80,7 +81,7 @@ mod tests {
     fn meta_is_written_first_in_every_form_of_params() {
         let parse = |t: String| serde_json::from_str::<Value>(&t).unwrap();
         let all = Meta {
-            modern: Some("\"m\":1"),
+            envelope: Some("\"m\":1"),
             own: Some("\"traceparent\":\"t\""),
             progress: true,
         };

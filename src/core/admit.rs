@@ -86,9 +86,9 @@ pub struct Admission {
     tool_refusal: Option<ConfigError>,
     /// Set once the sweep has failed: only page refusals can still matter.
     sweep_failed: Arc<AtomicBool>,
-    /// A modern connection: `x-mcp-header` declares headers, and a tool whose declarations
-    /// break its rules is left out.
-    modern: bool,
+    /// The connection's era reads `x-mcp-header` (it declares the headers a request mirrors),
+    /// and a tool whose declarations break its rules is left out.
+    reads_headers: bool,
     /// Whether a tool's contract (final name, contract tree) is the one a lock pins
     /// (`Lock::pins`): asked here, while the sweep still runs, rather than after it.
     pinned: Option<Pinned>,
@@ -104,15 +104,16 @@ pub type Pinned = Arc<dyn Fn(&str, &Value) -> bool + Send + Sync>;
 
 impl Admission {
     /// `sweep_failed` is set by the sweep when it fails, so the pages still to come get only
-    /// the checks that can decide which refusal is reported.
-    pub fn new(config: Arc<Config>, sweep_failed: Arc<AtomicBool>, modern: bool) -> Self {
+    /// the checks that can decide which refusal is reported. `reads_headers`: the era reads
+    /// `x-mcp-header` declarations.
+    pub fn new(config: Arc<Config>, sweep_failed: Arc<AtomicBool>, reads_headers: bool) -> Self {
         Self {
             tools: Vec::new(),
             page_refusal: None,
             bytes_refusal: None,
             tool_refusal: None,
             sweep_failed,
-            modern,
+            reads_headers,
             left_out: Vec::new(),
             pinned: None,
             finals: (config.names == Names::Map).then(Default::default),
@@ -146,146 +147,191 @@ impl Admission {
         }
     }
 
+    /// One wire tool through the passes, in the original's order: the filter, `x-mcp-header`,
+    /// schema bytes, the final name, canonicalization; a tool a pass stops goes no further.
     fn tool(&mut self, tool: Value) {
-        let config = self.config.clone();
         let Value::Object(mut map) = tool else { return };
-        let original = match map.get("name") {
-            Some(Value::String(n)) => n.clone(),
-            _ => return,
-        };
-        if config.deny.contains(&original)
-            || config
-                .allow
-                .as_ref()
-                .is_some_and(|a| !a.contains(&original))
-        {
+        let Some(original) = self.allowed(&map) else {
             return;
-        }
+        };
         let parameters = map.remove("inputSchema").unwrap_or(Value::Null);
-        let headers = match self.modern {
-            true => match declarations(&parameters) {
-                Ok(headers) => headers,
-                // Left out as the specification requires, and said why.
-                Err(why) => {
-                    self.left_out.push((original, why));
-                    return;
-                }
-            },
-            false => Vec::new(),
+        let Some(headers) = self.headers(&original, &parameters) else {
+            return;
         };
         let output_schema = map.remove("outputSchema");
-        if let (Some(cap), None) = (config.max_schema_bytes, &self.bytes_refusal) {
-            let bytes = wire_text(&parameters).len()
-                + output_schema.as_ref().map_or(0, |o| wire_text(o).len());
-            if bytes as u64 > cap {
-                self.bytes_refusal = Some(ConfigError::new(format!(
-                    "mcp: tool '{}' declares {bytes} bytes of schema, over the declared maxSchemaBytes {cap}; deny the tool or raise the cap",
-                    clip(&original)
-                )));
-            }
-        }
+        self.schema_bytes(&original, &parameters, output_schema.as_ref());
         // Past a refusal, later tools can only bring an earlier kind (schema bytes, above).
         if self.bytes_refusal.is_some() || self.tool_refusal.is_some() {
             return;
         }
-        let name = match &config.prefix {
+        let Some(name) = self.final_name(&original) else {
+            return;
+        };
+        if !self.canonical(&original, &parameters) {
+            return;
+        }
+        let spec = self.spec(
+            map,
+            (original, name),
+            &parameters,
+            output_schema.as_ref(),
+            headers,
+        );
+        self.contract(spec, parameters, output_schema);
+    }
+
+    /// The tool's name, when it has one the config lets in (deny wins over allow).
+    fn allowed(&self, map: &serde_json::Map<String, Value>) -> Option<String> {
+        let Some(Value::String(original)) = map.get("name") else {
+            return None;
+        };
+        let config = &self.config;
+        let allowed = !config.deny.contains(original)
+            && config.allow.as_ref().is_none_or(|a| a.contains(original));
+        allowed.then(|| original.clone())
+    }
+
+    /// The arguments a request mirrors into headers, where the era reads `x-mcp-header`;
+    /// `None` when the tool's declarations break their rules: the tool is left out, as the
+    /// specification requires, and said why.
+    fn headers(&mut self, original: &str, parameters: &Value) -> Option<Vec<ParamHeader>> {
+        if !self.reads_headers {
+            return Some(Vec::new());
+        }
+        declarations(parameters)
+            .map_err(|why| self.left_out.push((original.to_owned(), why)))
+            .ok()
+    }
+
+    /// Counts the tool's schemas against `maxSchemaBytes`; the first tool past it is refused.
+    fn schema_bytes(&mut self, original: &str, parameters: &Value, output: Option<&Value>) {
+        let (Some(cap), None) = (self.config.max_schema_bytes, &self.bytes_refusal) else {
+            return;
+        };
+        let bytes = wire_text(parameters).len() + output.map_or(0, |o| wire_text(o).len());
+        if bytes as u64 > cap {
+            self.bytes_refusal = Some(ConfigError::new(format!(
+                "mcp: tool '{}' declares {bytes} bytes of schema, over the declared maxSchemaBytes {cap}; deny the tool or raise the cap",
+                clip(original)
+            )));
+        }
+    }
+
+    /// The name the tool is imported under (`prefix`, then `names`), or `None` with the
+    /// refusal recorded.
+    fn final_name(&mut self, original: &str) -> Option<String> {
+        let name = match &self.config.prefix {
             Some(prefix) => format!("{prefix}_{original}"),
-            None => original.clone(),
+            None => original.to_owned(),
         };
         let valid = valid_name(&name);
-        let name = match &mut self.finals {
-            None if valid => name,
-            None => {
-                self.tool_refusal = Some(ConfigError::new(format!(
-                    "mcp: {}",
-                    name_refusal(&clip(&name))
-                )));
-                return;
-            }
+        let refusal = match &mut self.finals {
+            None if valid => return Some(name),
+            None => format!("mcp: {}", name_refusal(&clip(&name))),
             Some(finals) => {
                 let name = if valid { name } else { mapped_name(&name) };
-                if let Some(other) = finals.get(&name) {
-                    self.tool_refusal = Some(ConfigError::new(format!(
-                        "mcp: tools '{}' and '{}' both import as '{name}' (names: 'map'); deny one of them",
-                        clip(other),
-                        clip(&original)
-                    )));
-                    return;
-                }
-                finals.insert(name.clone(), original.clone());
-                name
+                let Some(other) = finals.get(&name) else {
+                    finals.insert(name.clone(), original.to_owned());
+                    return Some(name);
+                };
+                format!(
+                    "mcp: tools '{}' and '{}' both import as '{name}' (names: 'map'); deny one of them",
+                    clip(other),
+                    clip(original)
+                )
             }
         };
-        // Admission only needs to know the schema canonicalizes; building the canonical
-        // form is the slow way to find out and is left for schemas that need it.
-        if !certainly_canonical(&parameters) {
-            if let Err(e) = canonicalize(&parameters) {
-                self.tool_refusal = Some(ConfigError::new(format!(
-                    "mcp: tool '{}' has an input schema that cannot be canonicalized: {}",
-                    clip(&original),
-                    e.message
-                )));
-                return;
-            }
+        self.tool_refusal = Some(ConfigError::new(refusal));
+        None
+    }
+
+    /// Whether the input schema canonicalizes (the refusal recorded, when not). Admission only
+    /// needs to know it does; building the canonical form is the slow way to find out and is
+    /// left for schemas that need it.
+    fn canonical(&mut self, original: &str, parameters: &Value) -> bool {
+        if certainly_canonical(parameters) {
+            return true;
         }
-        // Serialized once: the validator cache's key and the text the JS side parses.
-        let title = map.remove("title");
-        let annotations = map.remove("annotations");
+        let Err(e) = canonicalize(parameters) else {
+            return true;
+        };
+        self.tool_refusal = Some(ConfigError::new(format!(
+            "mcp: tool '{}' has an input schema that cannot be canonicalized: {}",
+            clip(original),
+            e.message
+        )));
+        false
+    }
+
+    /// The admitted tool, its schemas serialized once: the validator cache's key and the text
+    /// the JS side parses.
+    fn spec(
+        &self,
+        mut map: serde_json::Map<String, Value>,
+        (original, name): (String, String),
+        parameters: &Value,
+        output_schema: Option<&Value>,
+        headers: Vec<ParamHeader>,
+    ) -> ToolSpec {
         let task_support = map
             .get("execution")
             .and_then(|e| e.get("taskSupport"))
             .cloned();
-        let tasks = task_support
-            .as_ref()
-            .is_some_and(|t| t == "optional" || t == "required");
         let description = match map.get("description") {
             Some(Value::String(d)) => d.clone(),
             _ => String::new(),
         };
-        let input = Compiled::deferred(exact_text(&parameters), Use::Input);
-        let output = output_schema
-            .as_ref()
-            .map(|s| Compiled::deferred(exact_text(s), Use::Output));
-        let contract = (config.lock != LockSource::None).then(|| {
-            let mut c = serde_json::Map::with_capacity(6);
-            c.insert("name".into(), Value::String(original.clone()));
-            if let Some(t) = &title {
-                c.insert("title".into(), t.clone());
-            }
-            c.insert("description".into(), Value::String(description.clone()));
-            c.insert("inputSchema".into(), parameters);
-            if let Some(o) = output_schema {
-                c.insert("outputSchema".into(), o);
-            }
-            if let Some(a) = &annotations {
-                c.insert("annotations".into(), a.clone());
-            }
-            if let Some(t) = &task_support {
-                c.insert("execution".into(), serde_json::json!({ "taskSupport": t }));
-            }
-            Value::Object(c)
-        });
-        let pinned = match (&contract, &self.pinned) {
-            (Some(c), Some(pins)) => pins(&name, c),
-            _ => false,
-        };
-        let contract = contract.filter(|_| !pinned).map(Box::new);
-        self.tools.push(ToolSpec {
-            title,
-            annotations,
-            contract,
-            pinned,
-            needs_approval: config.needs_approval(&original),
-            risk: config.risk.get(&original).cloned(),
+        ToolSpec {
+            title: map.remove("title"),
+            annotations: map.remove("annotations"),
+            contract: None,
+            pinned: false,
+            needs_approval: self.config.needs_approval(&original),
+            risk: self.config.risk.get(&original).cloned(),
+            tasks: task_support
+                .as_ref()
+                .is_some_and(|t| t == "optional" || t == "required"),
+            input: Compiled::deferred(exact_text(parameters), Use::Input),
+            output: output_schema.map(|s| Compiled::deferred(exact_text(s), Use::Output)),
+            headers,
             name,
             original,
             description,
-            input,
-            output,
-            headers,
-            tasks,
             task_support,
-        });
+        }
+    }
+
+    /// `spec` admitted, with its contract as a lock holds it (`lock::LockedTool`) when a lock
+    /// is in use: the wire's trees moved in, kept only when the lock does not pin it.
+    fn contract(&mut self, mut spec: ToolSpec, parameters: Value, output: Option<Value>) {
+        if self.config.lock != LockSource::None {
+            let mut c = serde_json::Map::with_capacity(6);
+            c.insert("name".into(), Value::String(spec.original.clone()));
+            if let Some(t) = &spec.title {
+                c.insert("title".into(), t.clone());
+            }
+            c.insert(
+                "description".into(),
+                Value::String(spec.description.clone()),
+            );
+            c.insert("inputSchema".into(), parameters);
+            if let Some(o) = output {
+                c.insert("outputSchema".into(), o);
+            }
+            if let Some(a) = &spec.annotations {
+                c.insert("annotations".into(), a.clone());
+            }
+            if let Some(t) = &spec.task_support {
+                c.insert("execution".into(), serde_json::json!({ "taskSupport": t }));
+            }
+            let contract = Value::Object(c);
+            spec.pinned = self
+                .pinned
+                .as_ref()
+                .is_some_and(|pins| pins(&spec.name, &contract));
+            spec.contract = (!spec.pinned).then(|| Box::new(contract));
+        }
+        self.tools.push(spec);
     }
 
     /// The admitted tools, or the refusal the original would report first. `sweep` is how the

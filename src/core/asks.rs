@@ -14,9 +14,6 @@ use super::url::trusted_scheme;
 use super::validate::{Compiled, Use};
 use serde_json::{json, Map, Value};
 
-/// The extension a 2026-07-28 client names to be answered with tasks.
-pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
-
 /// A request the client will not pass on, as the JSON-RPC error a 2025 server gets for it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Refused {
@@ -79,20 +76,8 @@ impl Asks {
             || self.logs.is_some()
     }
 
-    /// The client capabilities of a 2026-07-28 connection, as JSON text: the 2025 ones, and the
-    /// tasks extension when `tasks` is set (a 2025 call asks for a task per request instead).
-    pub fn modern_capabilities(&self) -> String {
-        let text = self.capabilities();
-        if !self.tasks {
-            return text;
-        }
-        let mut value: Value = serde_json::from_str(&text).unwrap_or_else(|_| json!({}));
-        value["extensions"] = json!({ TASKS_EXTENSION: {} });
-        value.to_string()
-    }
-
     /// The client capabilities, as JSON text (`{}` when nothing is offered: the opening stays
-    /// byte for byte what it was).
+    /// byte for byte what it was); each era declares them its own way (`client::era`).
     pub fn capabilities(&self) -> String {
         let mut out = Map::new();
         if let Some(e) = &self.elicit {

@@ -28,7 +28,7 @@ impl NativeSnapshot {
     /// The protocol revision the connection of this import speaks (its era).
     #[napi(getter)]
     pub fn protocol(&self) -> Option<String> {
-        self.snapshot.conn.era.get().map(|e| e.version().to_owned())
+        self.snapshot.conn.rpc.era().map(|e| e.version().to_owned())
     }
 
     /// The session id of the connection of this import (a stateful HTTP server's), for tracing.

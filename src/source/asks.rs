@@ -75,11 +75,11 @@ impl Asker {
         self.asks.max_rounds
     }
 
-    /// The client capabilities to declare in each era.
-    pub fn capabilities(&self) -> crate::client::handshake::Capabilities {
-        crate::client::handshake::Capabilities {
-            legacy: self.asks.capabilities(),
-            modern: self.asks.modern_capabilities(),
+    /// What the host offers a server, which each era declares its own way.
+    pub fn capabilities(&self) -> crate::client::era::Capabilities {
+        crate::client::era::Capabilities {
+            offered: self.asks.capabilities(),
+            tasks: self.asks.tasks,
             log_level: self.asks.logs,
         }
     }

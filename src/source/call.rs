@@ -10,8 +10,10 @@ use super::plan::{
 };
 use super::tasks;
 use super::{call_failure, redacted_failure, ErrorType};
+use crate::client::era;
 use crate::client::rpc::{Answer, Fast, Listener, Request, RpcError, Waiter};
 use crate::client::trace::{result_error_type, rpc_error_type};
+use crate::core::error::Failure;
 use crate::core::lite::RawObject;
 use crate::core::result::{map_raw_result, map_result};
 use serde_json::{Map, Value};
@@ -69,63 +71,68 @@ fn waiter(plan: Arc<Plan>, done: Done) -> Waiter {
         map_raw_result(&spec.name, spec.output.as_ref(), result)
             .map(|mapped| mapped.map_err(|f| redacted_failure(&fast_plan.secrets, f)))
     });
-    Waiter::answered(Some(fast), move |answer| {
-        let reply = match answer {
-            Answer::Mapped(outcome) => {
-                return done.finish(outcome.map_err(|f| (f, result_error_type(false))))
-            }
-            Answer::Reply(reply) => reply,
-        };
-        let spec = &plan.snapshot.tools[plan.index];
-        let error_type = match &reply {
-            Err(e) => rpc_error_type(e),
-            Ok(result) => result_error_type(result.get("isError") == Some(&Value::Bool(true))),
-        };
-        let reply = reply.map_err(|e| match e {
-            RpcError::TimedOut => timed_out(&spec.name, plan.call_ms),
-            RpcError::Cancelled => crate::core::error::aborted(&spec.name).into(),
-            other => call_failure(&plan.secrets, &spec.name, other),
-        });
-        let result = match reply {
-            Ok(result) => result,
-            Err(f) if f.lost && plan.snapshot.conn.rpc.modern() => {
-                if let Some(rounds) = plan.rounds.as_ref().filter(|r| r.repeatable) {
-                    if !rounds.repeated.swap(true, Ordering::Relaxed) {
-                        return repeat(plan, done);
-                    }
-                }
-                let unknown = f.map_message(|m| {
-                    format!(
-                        "{m}; whether it ran is unknown, and it was not sent again (a call is sent again only for a tool with risk 'read' or listed in 'idempotent', and once)"
-                    )
-                });
-                return done.finish(Err((unknown, ErrorType::Borrowed("unknown_outcome"))));
-            }
-            Err(f) => return done.finish(Err((f, error_type))),
-        };
-        let mapped = match result.get("resultType") {
-            Some(kind) if kind == "input_required" && plan.rounds.is_some() => {
-                return again(plan, result, done);
-            }
-            Some(kind) if kind == "task" && plan.tasks() => {
-                return tasks::follow(plan, true, result, done);
-            }
-            None if plan.tasks() && result.get("task").is_some_and(Value::is_object) => {
-                let task = result.get("task").cloned().unwrap_or_default();
-                return tasks::follow(plan, false, task, done);
-            }
-            Some(kind) if kind != "complete" => Err(redacted_failure(
-                &plan.secrets,
-                incomplete(&spec.name, kind, result.get("inputRequests")),
-            )),
-            _ => map_result(&spec.name, spec.output.as_ref(), result)
-                .map_err(|f| redacted_failure(&plan.secrets, f)),
-        }
-        // serde_json's writer, not `Display`, which goes through `fmt` per token.
-        .map(|value| serde_json::to_string(&value).unwrap_or_else(|_| "null".into()))
-        .map_err(|f| (f, error_type));
-        done.finish(mapped);
+    Waiter::answered(Some(fast), move |answer| match answer {
+        Answer::Mapped(outcome) => done.finish(outcome.map_err(|f| (f, result_error_type(false)))),
+        Answer::Reply(reply) => answered(plan, reply, done),
     })
+}
+
+/// The `Value` path: a reply the `Fast` path left (an error, a result that is not the call's
+/// outcome yet, a task, or one `Fast` declined).
+fn answered(plan: Arc<Plan>, reply: Result<Value, RpcError>, done: Done) {
+    let spec = &plan.snapshot.tools[plan.index];
+    let error_type = match &reply {
+        Err(e) => rpc_error_type(e),
+        Ok(result) => result_error_type(result.get("isError") == Some(&Value::Bool(true))),
+    };
+    let reply = reply.map_err(|e| match e {
+        RpcError::TimedOut => timed_out(&spec.name, plan.call_ms),
+        RpcError::Cancelled => crate::core::error::aborted(&spec.name).into(),
+        other => call_failure(&plan.secrets, &spec.name, other),
+    });
+    let mut result = match reply {
+        Ok(result) => result,
+        Err(f) if f.lost && plan.snapshot.conn.rpc.rules().resends_lost() => {
+            return lost(plan, f, done)
+        }
+        Err(f) => return done.finish(Err((f, error_type))),
+    };
+    if plan.tasks() {
+        if let Some((dialect, task)) = era::task_in(&mut result) {
+            return tasks::follow(plan, dialect, task, done);
+        }
+    }
+    let mapped = match result.get("resultType") {
+        Some(kind) if kind == "input_required" && plan.rounds.is_some() => {
+            return again(plan, result, done);
+        }
+        Some(kind) if kind != "complete" => Err(redacted_failure(
+            &plan.secrets,
+            incomplete(&spec.name, kind, result.get("inputRequests")),
+        )),
+        _ => map_result(&spec.name, spec.output.as_ref(), result)
+            .map_err(|f| redacted_failure(&plan.secrets, f)),
+    }
+    // serde_json's writer, not `Display`, which goes through `fmt` per token.
+    .map(|value| serde_json::to_string(&value).unwrap_or_else(|_| "null".into()))
+    .map_err(|f| (f, error_type));
+    done.finish(mapped);
+}
+
+/// A call whose answer was lost, in an era that may send it again: sent again once when the
+/// host said it is safe to repeat, else ended with its outcome unknown.
+fn lost(plan: Arc<Plan>, failure: Failure, done: Done) {
+    if let Some(rounds) = plan.rounds.as_ref().filter(|r| r.repeatable) {
+        if !rounds.repeated.swap(true, Ordering::Relaxed) {
+            return repeat(plan, done);
+        }
+    }
+    let unknown = failure.map_message(|m| {
+        format!(
+            "{m}; whether it ran is unknown, and it was not sent again (a call is sent again only for a tool with risk 'read' or listed in 'idempotent', and once)"
+        )
+    });
+    done.finish(Err((unknown, ErrorType::Borrowed("unknown_outcome"))));
 }
 
 /// An `input_required` result: its requests answered by the host, then the call again.

@@ -1,13 +1,11 @@
 //! Opening a connection: the transport from the host's connector, the handshake in the era the
 //! config or the server chose, the race with `close()` (a connect it overtakes ends with its
-//! transport released, whatever phase it was in), the list-change subscription of a modern
-//! connection, and the `tools/list` sweep.
+//! transport released, whatever phase it was in), the list-change subscription an era may
+//! need, and the `tools/list` sweep.
 
 use super::{asks, redacted, Connector, Error, Source, SourceError};
-use crate::client::era::Era;
-use crate::client::handshake::{self, Refusal};
+use crate::client::handshake::{self, Opened, Refusal};
 use crate::client::rpc::{Rpc, RpcError, Waiter};
-use crate::core::config::Protocol;
 use crate::core::drift::Drift;
 use crate::core::error::{with_diagnostics, ConfigError, Failure};
 use crate::core::jcs::format_f64;
@@ -24,16 +22,14 @@ pub struct Connection {
     /// Unique per connection in this process: a snapshot of a replaced connection never
     /// shares its key with one of the new connection.
     pub serial: u64,
-    /// What the opening found the server speaks.
-    pub era: std::sync::OnceLock<Era>,
 }
 
-/// On a modern connection list changes arrive only on a `subscriptions/listen` request, which
-/// the server answers only when it ends the subscription. Its notifications reach the same
-/// observer (`transport::observe`) as a legacy server's unsolicited ones, so invalidation, the
-/// race guard and the drift policy are the same. Its end, graceful or not, may have lost a
-/// notification: the cached list is treated as stale, and the request is opened again with a
-/// bounded back-off while the connection lives.
+/// Holds open the request that brings list changes in an era that needs one
+/// (`Rules::list_changes`), which the server answers only when it ends the subscription. Its
+/// notifications reach the same observer (`transport::observe`) as a legacy server's
+/// unsolicited ones, so invalidation, the race guard and the drift policy are the same. Its
+/// end, graceful or not, may have lost a notification: the cached list is treated as stale,
+/// and the request is opened again with a bounded back-off while the connection lives.
 fn listen(conn: &Arc<Connection>, drift: Arc<Drift>) {
     // The end of the request may be read on any thread (the JS thread, for an in-process
     // server): the next one is opened from the runtime the connection started on.
@@ -42,6 +38,9 @@ fn listen(conn: &Arc<Connection>, drift: Arc<Drift>) {
     };
     fn open(rpc: Weak<Rpc>, drift: Arc<Drift>, pause: Duration, runtime: tokio::runtime::Handle) {
         let Some(live) = rpc.upgrade() else { return };
+        let Some((method, params)) = live.rules().list_changes() else {
+            return;
+        };
         let id = live.reserve_id();
         let again = rpc.clone();
         let opened = std::time::Instant::now();
@@ -65,14 +64,7 @@ fn listen(conn: &Arc<Connection>, drift: Arc<Drift>) {
                 open(again, drift, pause, on);
             });
         });
-        live.submit_text(
-            id,
-            "subscriptions/listen",
-            "{\"notifications\":{\"toolsListChanged\":true}}",
-            None,
-            None,
-            waiter,
-        );
+        live.submit_text(id, method, params, None, None, waiter);
     }
     open(Arc::downgrade(&conn.rpc), drift, LISTEN_PAUSE, runtime);
 }
@@ -151,34 +143,49 @@ impl Drop for ToTheEnd {
 
 impl<C: Connector> Source<C> {
     pub(super) async fn connect(&self) -> Result<Arc<Connection>, Error<C>> {
-        use std::sync::atomic::Ordering::Relaxed;
-        let protocol = match self.modern_only.load(Relaxed) {
-            true => Protocol::Modern,
-            false => self.config.protocol,
-        };
         let epoch = lock(&self.live).epoch;
-        if let Some(conn) = self.connect_in(protocol).await? {
+        if let Some(conn) = self.connect_in().await? {
             return Ok(conn);
         }
         // The server ended the connection on which it refused `initialize`: a new one, opened
-        // with `server/discover` (its own `connectMs`), and remembered for the reconnects.
-        self.modern_only.store(true, Relaxed);
+        // in the era it named (its own `connectMs`), which the source remembers by now.
         if lock(&self.live).epoch != epoch {
             return Err(SourceError::Failed(format!(
                 "mcp: '{}' was closed while connecting",
                 self.id
             )));
         }
-        self.connect_in(Protocol::Modern).await?.ok_or_else(|| {
+        self.connect_in().await?.ok_or_else(|| {
             SourceError::Failed(format!("mcp: '{}' could not be opened again", self.id))
         })
     }
 
-    /// One connection opened in `protocol`; `None` when it has to be opened again in the
-    /// modern era (the connection is gone by then).
-    async fn connect_in(&self, protocol: Protocol) -> Result<Option<Arc<Connection>>, Error<C>> {
+    /// One connection, opened in the era the source remembers or else as the config says;
+    /// `None` when it has to be opened again in another era, which the source remembers from
+    /// then on (the connection is gone by then).
+    async fn connect_in(&self) -> Result<Option<Arc<Connection>>, Error<C>> {
+        let protocol = self.era.get().map_or(self.config.protocol, |era| era.pin());
         let connect = self.config.timeouts.connect;
-        let connect_ms = connect.ms;
+        let conn = self.wired(connect.duration, connect.ms).await?;
+        if let Some(tracer) = self.connector.tracer() {
+            conn.rpc.trace_with(tracer);
+        }
+        // The remaining opening shares the same budget.
+        let capabilities = self.asker.capabilities();
+        let opening = handshake::open(&conn.rpc, Some(connect.duration), protocol, &capabilities);
+        match opening.await {
+            Ok(opened) => {
+                self.opened(&conn, opened, connect.duration).await;
+                Ok(Some(conn))
+            }
+            Err(refusal) => self.refused(&conn, refusal, connect.ms).await,
+        }
+    }
+
+    /// The connection's transport, from the host's connector within `budget`, registered as
+    /// the live connection unless `close()` overtook it (then released, whatever phase it was
+    /// in).
+    async fn wired(&self, budget: Duration, connect_ms: f64) -> Result<Arc<Connection>, Error<C>> {
         let (epoch, mut closed) = {
             let live = lock(&self.live);
             (live.epoch, live.closed.subscribe())
@@ -196,7 +203,6 @@ impl<C: Connector> Source<C> {
             let conn = Arc::new(Connection {
                 rpc: Rpc::start(wire, &router, |task| self.connector.spawn(task)),
                 serial: CONNECTIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
-                era: std::sync::OnceLock::new(),
             });
             let registered = {
                 let mut live = lock(&self.live);
@@ -219,54 +225,43 @@ impl<C: Connector> Source<C> {
         let closed_meanwhile = async {
             let _ = closed.wait_for(|e| *e != epoch).await;
         };
-        let conn = tokio::select! {
-            result = tokio::time::timeout(connect.duration, attempt) => match result {
-                Ok(Ok(conn)) => conn,
+        tokio::select! {
+            result = tokio::time::timeout(budget, attempt) => match result {
+                Ok(Ok(conn)) => Ok(conn),
                 Ok(Err(e)) => {
                     to_the_end(self.connector.abandon()).await;
-                    return Err(e);
+                    Err(e)
                 }
-                Err(_) => return Err(self.connect_timeout(connect_ms, None).await),
+                Err(_) => Err(self.connect_timeout(connect_ms, None).await),
             },
             _ = closed_meanwhile => {
                 to_the_end(self.connector.abandon()).await;
-                return Err(SourceError::Failed(format!("mcp: '{}' was closed while connecting", self.id)));
+                Err(SourceError::Failed(format!("mcp: '{}' was closed while connecting", self.id)))
             }
-        };
-        if let Some(tracer) = self.connector.tracer() {
-            conn.rpc.trace_with(tracer);
         }
-        // The remaining opening shares the same budget.
-        let capabilities = self.asker.capabilities();
-        let opening = handshake::open(&conn.rpc, Some(connect.duration), protocol, &capabilities);
-        match opening.await {
-            Ok(era) => {
-                if era == (Era::Modern { list_changed: true }) {
-                    listen(&conn, self.drift.clone());
-                }
-                // A 2025 server is asked once for the log level the host hears (a modern one
-                // is asked in every request's `_meta`). One that refuses keeps its own.
-                if let (Era::Legacy(_), Some(level)) = (&era, self.asker.log_level()) {
-                    let asked = json!({ "level": level });
-                    let _ = conn
-                        .rpc
-                        .request("logging/setLevel", asked, Some(connect.duration))
-                        .await;
-                }
-                let _ = conn.era.set(era);
-                Ok(Some(conn))
-            }
-            Err(Refusal::Reopen) => {
-                self.forget_live(&conn);
+    }
+
+    /// An opening that failed, with its connection released: `None` when the server is to be
+    /// opened again in the era it named (which the source remembers from now on).
+    async fn refused(
+        &self,
+        conn: &Arc<Connection>,
+        refusal: Refusal,
+        connect_ms: f64,
+    ) -> Result<Option<Arc<Connection>>, Error<C>> {
+        match refusal {
+            Refusal::Reopen(era) => {
+                let _ = self.era.set(era);
+                self.forget_live(conn);
                 conn.abort("mcp: the server ended the connection it refused")
                     .await;
                 Ok(None)
             }
-            Err(Refusal::Rpc(RpcError::TimedOut)) => {
-                Err(self.connect_timeout(connect_ms, Some(&conn)).await)
+            Refusal::Rpc(RpcError::TimedOut) => {
+                Err(self.connect_timeout(connect_ms, Some(conn)).await)
             }
-            Err(Refusal::Pin(why)) => {
-                self.forget_live(&conn);
+            Refusal::Pin(why) => {
+                self.forget_live(conn);
                 conn.abort("mcp: the opening was refused").await;
                 let why = self.secrets.redact(&why);
                 Err(SourceError::Refused(ConfigError::new(format!(
@@ -274,12 +269,29 @@ impl<C: Connector> Source<C> {
                     self.id
                 ))))
             }
-            Err(Refusal::Rpc(e)) => {
-                self.forget_live(&conn);
-                let failure = self.opening_failed(e, &conn);
+            Refusal::Rpc(e) => {
+                self.forget_live(conn);
+                let failure = self.opening_failed(e, conn);
                 conn.abort("mcp: the handshake failed").await;
                 Err(failure.into())
             }
+        }
+    }
+
+    /// What an era asks once it is open: the subscription that brings list changes, when the
+    /// server offers them, and the log level the host hears, when the era sets it with a
+    /// request (one the server refuses keeps its own).
+    async fn opened(&self, conn: &Arc<Connection>, opened: Opened, timeout: Duration) {
+        let rules = opened.era.rules();
+        if opened.list_changed && rules.list_changes().is_some() {
+            listen(conn, self.drift.clone());
+        }
+        let asked = self
+            .asker
+            .log_level()
+            .and_then(|level| rules.log_level(level));
+        if let Some((method, params)) = asked {
+            let _ = conn.rpc.request(method, params, Some(timeout)).await;
         }
     }
 

@@ -3,8 +3,8 @@
 //! server asks back or the call may be repeated, a task resumed by its id, and cancellation.
 
 use super::{call, plan, tasks, Connector, ErrorType, Snapshot, Source};
-use crate::client::era::Era;
 use crate::client::rpc::{Listener, RpcError};
+use crate::core::admit::ToolSpec;
 use crate::core::error::Failure;
 use crate::core::headers;
 use crate::core::lite;
@@ -33,6 +33,37 @@ fn shown_to(listener: Listener, secrets: Arc<crate::core::secrets::Secrets>) -> 
     })
 }
 
+/// The call's input judged before anything is sent. Valid input is judged in a borrowed tree
+/// (`core::lite`); anything else is read as a `Value`, which words why it is refused.
+fn judge(spec: &ToolSpec, input: &str) -> Result<(), Failure> {
+    let valid = lite::parse(input, MAX_JSON_DEPTH).and_then(|t| spec.input.lite_valid(t.root()));
+    if valid == Some(true) {
+        return Ok(());
+    }
+    let arguments: Value = serde_json::from_str(input)
+        .map_err(|e| Failure::from(crate::core::error::input_not_json(&spec.name, &e)))?;
+    let issues = spec.input.issues(&arguments);
+    match issues.is_empty() {
+        true => Ok(()),
+        false => Err(Failure::from(format!(
+            "mcp: invalid input for tool '{}': {}",
+            spec.name,
+            describe(&issues)
+        ))),
+    }
+}
+
+/// The arguments the era mirrors outside the body (only a tool whose declarations it read has
+/// any).
+fn mirrored(spec: &ToolSpec, input: &str) -> Vec<(String, String)> {
+    match spec.headers.is_empty() {
+        true => Vec::new(),
+        false => serde_json::from_str::<Value>(input)
+            .map(|arguments| headers::values(&spec.headers, &arguments))
+            .unwrap_or_default(),
+    }
+}
+
 impl<C: Connector> Source<C> {
     /// `execute`, started: validates the input, sends tools/call with the original name, and
     /// hands `done` the call's id and the mapped result's JSON text (`result.rs`) on
@@ -55,41 +86,18 @@ impl<C: Connector> Source<C> {
                 self.id
             )));
         };
-        // Valid input is judged in a borrowed tree (`core::lite`); anything else is read as a
-        // `Value`, which words why it is refused.
-        let valid =
-            lite::parse(input, MAX_JSON_DEPTH).and_then(|t| spec.input.lite_valid(t.root()));
-        if valid != Some(true) {
-            let arguments: Value = serde_json::from_str(input)
-                .map_err(|e| Failure::from(crate::core::error::input_not_json(&spec.name, &e)))?;
-            let issues = spec.input.issues(&arguments);
-            if !issues.is_empty() {
-                return Err(Failure::from(format!(
-                    "mcp: invalid input for tool '{}': {}",
-                    spec.name,
-                    describe(&issues)
-                )));
-            }
-        }
+        judge(spec, input)?;
         let progress = progress.map(|l| shown_to(l, self.secrets.clone()));
         let call_ms = self.config.timeouts.call.ms;
         let id = snapshot.conn.rpc.reserve_id();
-        // A 2025 server runs a call as a task only when asked, per request, and only for a tool
-        // that says it can; a 2026 one decides itself (the client declared the extension).
-        let legacy = matches!(snapshot.conn.era.get(), Some(Era::Legacy(_)));
-        let task = match legacy && spec.tasks && self.asker.tasks() {
-            true => format!(",\"task\":{{\"ttl\":{}}}", call_ms.min(9e15) as u64),
-            false => String::new(),
-        };
+        let rules = snapshot.conn.rpc.rules();
+        // A call asks to run as a task only of a tool that says it can, in an era that asks.
+        let task = (spec.tasks && self.asker.tasks())
+            .then(|| rules.task_request(call_ms))
+            .flatten()
+            .unwrap_or_default();
         let text = plan::params(&spec.original, input, &task);
-        // Arguments a modern HTTP request mirrors into headers (read only for tools that
-        // declare some).
-        let mirrored = match spec.headers.is_empty() {
-            true => Vec::new(),
-            false => serde_json::from_str::<Value>(input)
-                .map(|arguments| headers::values(&spec.headers, &arguments))
-                .unwrap_or_default(),
-        };
+        let mirrored = mirrored(spec, input);
         let timeout = self.config.timeouts.call.duration;
         let mut plan = plan::Plan {
             snapshot: snapshot.clone(),
@@ -100,11 +108,10 @@ impl<C: Connector> Source<C> {
             rounds: None,
         };
         // A host that answers input requests: the call may take further rounds, which need
-        // its arguments again and a runtime to answer on. A call of any other source pays
-        // nothing for it.
-        // A modern call the host said is safe to repeat is sent again when its answer is lost.
-        let repeatable = matches!(snapshot.conn.era.get(), Some(Era::Modern { .. }))
-            && self.config.repeatable(&spec.original);
+        // its arguments again and a runtime to answer on. So does a call the host said is safe
+        // to repeat, in an era that sends a call whose answer was lost again. A call of any
+        // other source pays nothing for it.
+        let repeatable = rules.resends_lost() && self.config.repeatable(&spec.original);
         let runtime = (self.asker.offered() || repeatable)
             .then(|| self.asker.runtime())
             .flatten();
@@ -134,16 +141,8 @@ impl<C: Connector> Source<C> {
             index,
             self.tracked(&plan, id, deadline, done),
         );
-        call::submit(
-            Arc::new(plan),
-            id,
-            &text,
-            meta,
-            mirrored,
-            timeout,
-            progress,
-            done,
-        );
+        let plan = Arc::new(plan);
+        call::submit(plan, id, &text, meta, mirrored, timeout, progress, done);
         Ok(id)
     }
 
@@ -219,10 +218,10 @@ impl<C: Connector> Source<C> {
             index,
             self.tracked(&plan, id, deadline, done),
         );
-        let modern = matches!(snapshot.conn.era.get(), Some(Era::Modern { .. }));
+        let dialect = snapshot.conn.rpc.rules().tasks();
         // Polled at once: the task has run while the host was away.
-        let task = json!({ "taskId": task_id, "status": "working", "pollIntervalMs": 0, "pollInterval": 0 });
-        tasks::follow(Arc::new(plan), modern, task, done);
+        let task = json!({ "taskId": task_id, "status": "working", dialect.poll_key: 0 });
+        tasks::follow(Arc::new(plan), dialect, task, done);
         Ok(id)
     }
 

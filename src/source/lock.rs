@@ -119,8 +119,8 @@ impl<C: Connector> Source<C> {
 
     /// The lock file's text for `snapshot`'s import (`rulvar-mcp lock`).
     pub fn lock_text(&self, snapshot: &Snapshot) -> Result<String, ConfigError> {
-        let era = snapshot.conn.era.get().map_or(
-            crate::client::era::PROTOCOL_VERSION,
+        let era = snapshot.conn.rpc.era().map_or(
+            crate::core::revisions::PROTOCOL_VERSION,
             crate::client::era::Era::version,
         );
         let issuer = self.connector.issuer();

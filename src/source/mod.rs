@@ -224,9 +224,9 @@ pub struct Source<C: Connector> {
     report: Mutex<Option<Report>>,
     /// Answers what a server asks back, by the host's hooks (nothing when none are set).
     asker: Arc<asks::Asker>,
-    /// Set once an `auto` opening had to be made again in the modern era (`Refusal::Reopen`):
-    /// later connections to this server open in it at once.
-    modern_only: std::sync::atomic::AtomicBool,
+    /// The era an `auto` opening found it had to open again in (`Refusal::Reopen`): later
+    /// connections to this server open in it at once.
+    era: std::sync::OnceLock<Era>,
     /// Sweeps made so far: the next one's number.
     sweeps: std::sync::atomic::AtomicU64,
 }
@@ -263,7 +263,7 @@ impl<C: Connector> Source<C> {
             state: Default::default(),
             live: Default::default(),
             secrets,
-            modern_only: Default::default(),
+            era: Default::default(),
             sweeps: Default::default(),
         })
     }
@@ -294,75 +294,12 @@ impl<C: Connector> Source<C> {
                 return Ok(snapshot.clone());
             }
         }
-        let conn = match &state.conn {
-            Some(c) if c.alive() => c.clone(),
-            stale => {
-                if let Some(old) = stale.clone() {
-                    old.release("mcp: the connection was replaced").await;
-                }
-                state.conn = None;
-                let c = self.connect().await?;
-                state.conn = Some(c.clone());
-                c
-            }
-        };
+        let conn = self.live_connection(&mut state).await?;
         let generation = self.drift.generation();
-        // Each page is admitted while the server works on the next one, on one thread off the
-        // async workers (canonicalization and validator compiles are CPU work), in page order;
-        // admission reports the refusal the original reports first (admit.rs says which). A
-        // list of one small page is admitted here once it is in (a few hundred microseconds
-        // at most), without the two crossings to the blocking pool and back.
-        let sweep_failed = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let modern = matches!(conn.era.get(), Some(Era::Modern { .. }));
-        let pins = self.lock.clone().map(|lock| {
-            Arc::new(move |name: &str, contract: &Value| lock.pins(name, contract))
-                as crate::core::admit::Pinned
-        });
-        let admission =
-            Admission::new(self.config.clone(), sweep_failed.clone(), modern).pinned_by(pins);
         let sweep = self
             .sweeps
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let stream = self.connector.listed().map(|sink| (sink, sweep));
-        let mut admitting = Some(Admitting::Held(Box::new(admission), Vec::new()));
-        let mut listed = 0;
-        let swept = self
-            .sweep(&conn, |page| {
-                listed += 1;
-                admitting = admitting.take().map(|a| a.page(listed, page, &stream));
-            })
-            .await;
-        if swept.is_err() {
-            sweep_failed.store(true, std::sync::atomic::Ordering::Relaxed);
-        }
-        let (admitted, streamed) = match admitting {
-            Some(Admitting::Held(mut admission, held)) => {
-                for (page, tools) in held {
-                    admission.page(page, tools);
-                }
-                (*admission, 0)
-            }
-            Some(Admitting::Spawned(pages, admission)) => {
-                drop(pages);
-                admission.await.map_err(|_| {
-                    SourceError::Failed("mcp: admission of the tool list panicked".into())
-                })?
-            }
-            // Every page hands admission back; a typed failure rather than a panic regardless.
-            None => return Err(SourceError::Failed("mcp: admission was lost".into())),
-        };
-        let mut admitted = admitted;
-        let left_out = admitted.take_left_out();
-        let tools = admitted
-            .finish(swept.map_err(|e| (e, listed)))
-            .map_err(|e| match e {
-                AdmissionError::Sweep(e) => e,
-                AdmissionError::Refused(r) => SourceError::Refused(r),
-            })?;
-        // The lock is checked here, on every import (a listChanged makes the next tools() sweep
-        // again), never per call. Off the async workers: a big toolset is real CPU work.
-        let era = conn.era.get().map(|e| e.version().to_owned());
-        let tools = self.check_lock(tools, era).await?;
+        let (tools, streamed, left_out) = self.import(&conn, sweep).await?;
         // Under drift 'refuse' every import is held to the first, announced change or not.
         if self.drift.refuses() && !self.drift.imported(crate::core::admit::fingerprint(&tools)) {
             return Err(self.poison_refusal());
@@ -383,6 +320,66 @@ impl<C: Connector> Source<C> {
             state.snapshot = Some(snapshot.clone());
         }
         Ok(snapshot)
+    }
+
+    /// The connection in use while it lives, else a new one (the old one released).
+    async fn live_connection(&self, state: &mut State) -> Result<Arc<Connection>, Error<C>> {
+        if let Some(c) = state.conn.as_ref().filter(|c| c.alive()) {
+            return Ok(c.clone());
+        }
+        if let Some(old) = state.conn.take() {
+            old.release("mcp: the connection was replaced").await;
+        }
+        let c = self.connect().await?;
+        state.conn = Some(c.clone());
+        Ok(c)
+    }
+
+    /// Sweep number `sweep` of `conn`'s tools, admitted and checked against the lock: the
+    /// tools, how many of them were handed to the connector's `Listed` as they were admitted,
+    /// and the tools left out, each with why.
+    ///
+    /// Each page is admitted while the server works on the next one, on one thread off the
+    /// async workers (canonicalization and validator compiles are CPU work), in page order;
+    /// admission reports the refusal the original reports first (admit.rs says which). A list
+    /// of one small page is admitted here once it is in (a few hundred microseconds at most),
+    /// without the two crossings to the blocking pool and back.
+    async fn import(&self, conn: &Arc<Connection>, sweep: u64) -> Result<Imported, Error<C>> {
+        let sweep_failed = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let pins = self.lock.clone().map(|lock| {
+            Arc::new(move |name: &str, contract: &Value| lock.pins(name, contract))
+                as crate::core::admit::Pinned
+        });
+        let headers = conn.rpc.rules().reads_header_declarations();
+        let admission =
+            Admission::new(self.config.clone(), sweep_failed.clone(), headers).pinned_by(pins);
+        let stream = self.connector.listed().map(|sink| (sink, sweep));
+        let mut admitting = Some(Admitting::Held(Box::new(admission), Vec::new()));
+        let mut listed = 0;
+        let swept = self
+            .sweep(conn, |page| {
+                listed += 1;
+                admitting = admitting.take().map(|a| a.page(listed, page, &stream));
+            })
+            .await;
+        if swept.is_err() {
+            sweep_failed.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        let (mut admitted, streamed) = Admitting::end(admitting)
+            .await
+            .map_err(SourceError::Failed)?;
+        let left_out = admitted.take_left_out();
+        let tools = admitted
+            .finish(swept.map_err(|e| (e, listed)))
+            .map_err(|e| match e {
+                AdmissionError::Sweep(e) => e,
+                AdmissionError::Refused(r) => SourceError::Refused(r),
+            })?;
+        // The lock is checked here, on every import (a listChanged makes the next tools() sweep
+        // again), never per call. Off the async workers: a big toolset is real CPU work.
+        let era = conn.rpc.era().map(|e| e.version().to_owned());
+        let tools = self.check_lock(tools, era).await?;
+        Ok((tools, streamed, left_out))
     }
 
     /// The current cached snapshot's key, without waiting (None while a sweep holds the state).
@@ -459,7 +456,29 @@ enum Admitting {
 /// A sweep's `Listed` and its number.
 type Stream = Option<(Arc<dyn Listed>, u64)>;
 
+/// What an import hands back: the tools, how many were streamed, the tools left out and why.
+type Imported = (Vec<ToolSpec>, usize, Vec<(String, String)>);
+
 impl Admitting {
+    /// Admission handed back once the sweep ended, with how many tools it streamed.
+    async fn end(admitting: Option<Self>) -> Result<(Admission, usize), String> {
+        match admitting {
+            Some(Admitting::Held(mut admission, held)) => {
+                for (page, tools) in held {
+                    admission.page(page, tools);
+                }
+                Ok((*admission, 0))
+            }
+            Some(Admitting::Spawned(pages, admission)) => {
+                drop(pages);
+                let panicked = |_| "mcp: admission of the tool list panicked".to_owned();
+                admission.await.map_err(panicked)
+            }
+            // Every page hands admission back; a typed failure rather than a panic regardless.
+            None => Err("mcp: admission was lost".into()),
+        }
+    }
+
     fn page(self, page: u64, tools: Vec<Value>, stream: &Stream) -> Self {
         match self {
             Admitting::Held(admission, mut held) => {

@@ -1,15 +1,17 @@
 //! A call that comes back as a task (MCP Tasks, with `tasks: true`): followed to its end within
-//! the call's `callMs`. On 2026-07-28 (the `io.modelcontextprotocol/tasks` extension) the handle
-//! is a `resultType: "task"` result; `tasks/get` is polled at the server's `pollIntervalMs`, an
-//! `input_required` task's `inputRequests` are answered through the host's hooks and sent with
-//! `tasks/update`, and a completed task carries its result. On 2025-11-25 (the experimental
-//! form) the handle is `{ task }`; once the task completes or needs input, `tasks/result`
-//! delivers the result, the server's requests arriving meanwhile as on any call. The host's
-//! abort and the call's deadline send `tasks/cancel`. Each status the task passes through reaches
-//! the calling tool's log, with the task id, so a host can keep it.
+//! the call's `callMs`, in the dialect of the revision its handle came in (`era::TaskDialect`:
+//! the handle, the poll interval's member, whether a completed task carries its result).
+//! `tasks/get` is polled at the server's interval. A task whose dialect carries its result
+//! (2026-07-28's `io.modelcontextprotocol/tasks` extension) hands it over when completed, and
+//! an `input_required` one its `inputRequests`, answered through the host's hooks and sent with
+//! `tasks/update`; otherwise (2025-11-25's experimental form), once the task completes or needs
+//! input, `tasks/result` delivers the result, the server's requests arriving meanwhile as on
+//! any call. The host's abort and the call's deadline send `tasks/cancel`. Each status the task
+//! passes through reaches the calling tool's log, with the task id, so a host can keep it.
 
 use super::call_failure;
 use super::plan::{answers, mapped, timed_out, typed, until_closed, Done, Failed, Plan};
+use crate::client::era::TaskDialect;
 use crate::client::rpc::RpcError;
 use crate::client::trace::{result_error_type, rpc_error_type};
 use serde_json::{json, Map, Value};
@@ -24,21 +26,20 @@ const POLL_DEFAULT: Duration = Duration::from_secs(1);
 /// How often a wait between polls looks for the host's abort.
 const WATCH: Duration = Duration::from_millis(50);
 
-pub(super) fn follow(plan: Arc<Plan>, modern: bool, task: Value, done: Done) {
+/// Follows `task`, in the `dialect` its handle came in, to its end, which `done` is told.
+pub(super) fn follow(plan: Arc<Plan>, dialect: &'static TaskDialect, task: Value, done: Done) {
     let Some(rounds) = &plan.rounds else {
         return;
     };
     let runtime = rounds.runtime.clone();
     runtime.spawn(async move {
-        let outcome = until_closed(&plan, to_its_end(&plan, modern, task)).await;
+        let outcome = until_closed(&plan, to_its_end(&plan, dialect, task)).await;
         done.finish(outcome);
     });
 }
 
-async fn to_its_end(plan: &Plan, modern: bool, mut task: Value) -> Result<String, Failed> {
-    let rounds = plan.rounds()?;
+async fn to_its_end(plan: &Plan, dialect: &TaskDialect, mut task: Value) -> Result<String, Failed> {
     let spec = &plan.snapshot.tools[plan.index];
-    let rpc = plan.snapshot.conn.rpc.clone();
     let Some(id) = task
         .get("taskId")
         .and_then(Value::as_str)
@@ -48,108 +49,123 @@ async fn to_its_end(plan: &Plan, modern: bool, mut task: Value) -> Result<String
             format!("mcp: tool '{}' returned a task without a taskId", spec.name).into(),
         ));
     };
-    let failed = |e: RpcError| -> Failed {
-        let kind = rpc_error_type(&e);
-        (call_failure(&plan.secrets, &spec.name, e), kind)
-    };
-    let mapped = |result: Value| mapped(plan, result).map_err(|f| (f, result_error_type(false)));
     let mut told = String::new();
     loop {
-        let status = task
-            .get("status")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_owned();
         // Told when the status or its message changes, not on every poll.
         let now_told = format!(
-            "{status}\n{}",
+            "{}\n{}",
+            task.get("status").and_then(Value::as_str).unwrap_or(""),
             task.get("statusMessage").unwrap_or(&Value::Null)
         );
         if now_told != told {
             tell(plan, &id, &task);
             told = now_told;
         }
-        let left = rounds.deadline.saturating_duration_since(Instant::now());
-        match status.as_str() {
-            "completed" if modern => {
-                return mapped(task.get_mut("result").map(Value::take).unwrap_or_default())
-            }
-            "completed" | "input_required" if !modern => {
-                // The result, and the server's requests before it, come with tasks/result.
-                let result = rpc
-                    .request("tasks/result", json!({ "taskId": id }), Some(left))
-                    .await;
-                return match result {
-                    Ok(result) => mapped(result),
-                    Err(RpcError::TimedOut) => {
-                        cancel(plan, &id);
-                        Err(typed("timeout")(timed_out(&spec.name, plan.call_ms)))
-                    }
-                    Err(e) => Err(failed(e)),
-                };
-            }
-            "failed" => {
-                let why = task
-                    .pointer("/error/message")
-                    .or_else(|| task.get("statusMessage"))
-                    .and_then(Value::as_str)
-                    .unwrap_or("the task failed")
-                    .to_owned();
-                let data = task.pointer_mut("/error/data").map(Value::take);
-                let code = task.pointer("/error/code");
-                return Err(failed(RpcError::answered(code, why, data)));
-            }
-            "cancelled" => {
-                return Err(typed("cancelled")(
-                    format!(
-                        "mcp: tool '{}' was cancelled by the server (task {})",
-                        spec.name,
-                        clip(&id)
-                    )
-                    .into(),
-                ))
-            }
-            "input_required" => {
-                // Each round a task asks for input counts against the call's maxInputRounds,
-                // as a call's own rounds do; past them the task is cancelled.
-                if let Err(past) = super::plan::another_round(plan) {
-                    cancel(plan, &id);
-                    return Err(past);
-                }
-                let requests = match task.get_mut("inputRequests").map(Value::take) {
-                    Some(Value::Object(requests)) => requests,
-                    _ => Map::new(),
-                };
-                let responses = answers(plan, requests)
-                    .await
-                    .map_err(typed("input_not_given"))?;
-                let update = json!({ "taskId": id, "inputResponses": responses });
-                let left = rounds.deadline.saturating_duration_since(Instant::now());
-                rpc.request("tasks/update", update, Some(left))
-                    .await
-                    .map_err(failed)?;
-            }
-            _ => {}
+        if let Some(outcome) = on_status(plan, dialect, &id, &mut task).await? {
+            return Ok(outcome);
         }
-        let key = if modern {
-            "pollIntervalMs"
-        } else {
-            "pollInterval"
-        };
-        wait(plan, &id, poll_interval(task.get(key))).await?;
-        let left = rounds.deadline.saturating_duration_since(Instant::now());
-        task = match rpc
-            .request("tasks/get", json!({ "taskId": id }), Some(left))
-            .await
-        {
-            Ok(task) => task,
-            Err(RpcError::TimedOut) => {
-                cancel(plan, &id);
-                return Err(typed("timeout")(timed_out(&spec.name, plan.call_ms)));
-            }
-            Err(e) => return Err(failed(e)),
-        };
+        wait(plan, &id, poll_interval(task.get(dialect.poll_key))).await?;
+        task = asked(plan, &id, "tasks/get").await?;
     }
+}
+
+/// What the task's status leads to: the call's outcome once the task ended, `None` while it
+/// is to be polled again (the input it waits on given, in a dialect that takes it so).
+async fn on_status(
+    plan: &Plan,
+    dialect: &TaskDialect,
+    id: &str,
+    task: &mut Value,
+) -> Result<Option<String>, Failed> {
+    let status = task.get("status").and_then(Value::as_str).unwrap_or("");
+    match status {
+        "completed" if dialect.carries_result => {
+            let result = task.get_mut("result").map(Value::take).unwrap_or_default();
+            mapped(plan, result)
+                .map(Some)
+                .map_err(|f| (f, result_error_type(false)))
+        }
+        "completed" | "input_required" if !dialect.carries_result => {
+            // The result, and the server's requests before it, come with tasks/result.
+            let result = asked(plan, id, "tasks/result").await?;
+            mapped(plan, result)
+                .map(Some)
+                .map_err(|f| (f, result_error_type(false)))
+        }
+        "failed" => {
+            let why = task
+                .pointer("/error/message")
+                .or_else(|| task.get("statusMessage"))
+                .and_then(Value::as_str)
+                .unwrap_or("the task failed")
+                .to_owned();
+            let data = task.pointer_mut("/error/data").map(Value::take);
+            let code = task.pointer("/error/code");
+            Err(failed(plan, RpcError::answered(code, why, data)))
+        }
+        "cancelled" => Err(typed("cancelled")(
+            format!(
+                "mcp: tool '{}' was cancelled by the server (task {})",
+                plan.snapshot.tools[plan.index].name,
+                clip(id)
+            )
+            .into(),
+        )),
+        "input_required" => give_input(plan, id, task).await.map(|()| None),
+        _ => Ok(None),
+    }
+}
+
+/// An `input_required` task's requests, answered through the host's hooks and sent with
+/// `tasks/update`. Each round counts against the call's maxInputRounds, as a call's own rounds
+/// do; past them the task is cancelled.
+async fn give_input(plan: &Plan, id: &str, task: &mut Value) -> Result<(), Failed> {
+    let rounds = plan.rounds()?;
+    if let Err(past) = super::plan::another_round(plan) {
+        cancel(plan, id);
+        return Err(past);
+    }
+    let requests = match task.get_mut("inputRequests").map(Value::take) {
+        Some(Value::Object(requests)) => requests,
+        _ => Map::new(),
+    };
+    let responses = answers(plan, requests)
+        .await
+        .map_err(typed("input_not_given"))?;
+    let update = json!({ "taskId": id, "inputResponses": responses });
+    let left = rounds.deadline.saturating_duration_since(Instant::now());
+    let rpc = &plan.snapshot.conn.rpc;
+    rpc.request("tasks/update", update, Some(left))
+        .await
+        .map(drop)
+        .map_err(|e| failed(plan, e))
+}
+
+/// `method` asked of the task within the call's deadline; the task is cancelled when the
+/// deadline passes first.
+async fn asked(plan: &Plan, id: &str, method: &str) -> Result<Value, Failed> {
+    let rounds = plan.rounds()?;
+    let left = rounds.deadline.saturating_duration_since(Instant::now());
+    let rpc = &plan.snapshot.conn.rpc;
+    match rpc
+        .request(method, json!({ "taskId": id }), Some(left))
+        .await
+    {
+        Ok(answer) => Ok(answer),
+        Err(RpcError::TimedOut) => {
+            cancel(plan, id);
+            let tool = &plan.snapshot.tools[plan.index].name;
+            Err(typed("timeout")(timed_out(tool, plan.call_ms)))
+        }
+        Err(e) => Err(failed(plan, e)),
+    }
+}
+
+/// The call's failure for an error of the task's requests (or the task's own).
+fn failed(plan: &Plan, e: RpcError) -> Failed {
+    let kind = rpc_error_type(&e);
+    let tool = &plan.snapshot.tools[plan.index].name;
+    (call_failure(&plan.secrets, tool, e), kind)
 }
 
 /// The wait before the next poll: the server's milliseconds, bounded before they become a
