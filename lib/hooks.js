@@ -173,7 +173,7 @@ const forget = new FinalizationRegistry((/** @type {number} */ key) => registry.
 let lastKey = 0;
 /** @param {number} key @param {number} which @param {string} text */
 function dispatch(key, which, text) {
-  // Key 0 is no source's: native tasks polled on this thread were woken (src/node/local.rs).
+  // Key 0 is no source's: native tasks polled on this thread were woken (src/node/jsthread/executor.rs).
   if (key === 0) return port.drain();
   const hook = registry.get(key)?.[which];
   // A source gone answers nothing, which the native side takes as a failed hook.

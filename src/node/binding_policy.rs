@@ -5,7 +5,7 @@
 //! makes itself before a call reaches the core (its signal aborted, input `JSON.stringify` cannot
 //! write).
 
-use super::completions;
+use super::jsthread::completions;
 use crate::core::admit;
 use napi_derive::napi;
 
@@ -106,7 +106,7 @@ pub fn shown_text(text: String, lines: bool) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::completions::Completions;
+    use super::super::jsthread::Completions;
     use super::*;
     use crate::core::config::Config;
     use crate::core::raw::Raw;

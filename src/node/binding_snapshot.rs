@@ -5,7 +5,6 @@ use super::calls::{Calls, NodeSource};
 use crate::client::trace::{members_text, meta_members};
 use crate::core::error::Failure;
 use crate::source::Snapshot;
-use crate::transport::inprocess::collect_sends;
 use napi::bindgen_prelude::{Either, Env};
 use napi_derive::napi;
 use std::sync::Arc;
@@ -124,14 +123,7 @@ impl NativeSnapshot {
         };
         let started = match &calls.direct {
             None => start(),
-            Some((bridge, to_server)) => {
-                let (started, frames) = collect_sends(bridge, start);
-                let to_server = to_server.borrow_back(&env)?;
-                for frame in frames {
-                    to_server.call(frame)?;
-                }
-                started
-            }
+            Some(hand_over) => hand_over.starting(&env, start)?,
         };
         Ok(match started {
             Ok(id) => Either::A(id as i64),

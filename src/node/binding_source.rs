@@ -3,15 +3,14 @@
 //! `tools()`, `close()`, the in-process server's deliveries, and the batches of finished calls.
 
 use super::binding_config::NativeConfig;
-use super::binding_port::{NativePort, Port};
+use super::binding_port::NativePort;
 use super::binding_snapshot::NativeSnapshot;
 use super::calls::{Calls, NodeSource};
-use super::completions::Completions;
 use super::connector::{InProcessHooks, NodeConnector};
 use super::environment::environment_children;
 use super::errors::{refusal, to_js_error};
-use super::hooks::{HeaderHook, JsAskHook, JsBridge, JsHook, JsListed};
-use super::local::{self, Settle};
+use super::hooks::{HeaderHook, JsAskHook, JsHook, JsListed};
+use super::jsthread::{Completions, Executor, HandOver, Settle};
 use super::oauth::NodeOAuthHost;
 use super::pipe::{JsPipe, Pipes};
 use super::tracing::JsTracer;
@@ -22,7 +21,6 @@ use crate::source::{AskHook, Source};
 use crate::sync::lock;
 use crate::transport::cassette::Tape;
 use crate::transport::http::{HeaderSource, StaticHeaders};
-use crate::transport::inprocess::Bridge;
 use crate::transport::oauth::OAuth;
 use crate::transport::observe::Inbound;
 use crate::transport::stdout::{Fed, ReadOn};
@@ -37,9 +35,9 @@ pub struct NativeSource {
     source: Arc<NodeSource>,
     inbound: Option<Arc<Mutex<Option<Inbound>>>>,
     calls: Arc<Calls>,
-    /// Its environment's port: an in-process source's `tools()` and `close()` are polled on
-    /// the JS thread through it (`local`).
-    port: Arc<Port>,
+    /// Its environment's executor: an in-process source's `tools()` and `close()` are polled
+    /// on the JS thread (`jsthread`).
+    executor: Arc<Executor>,
     /// Its stdio children's stdout pipes that Node reads (`feed`).
     pipes: Arc<Pipes>,
     /// Its connector, for what it keeps to tell the host (`sandboxWarning`).
@@ -87,7 +85,7 @@ impl NativeSource {
         } = hooks;
         let hook = |name: &str| {
             let which = hooks.iter().position(|h| h == name)?;
-            Some(JsHook::new(port.port(), key, which as u32))
+            Some(JsHook::new(port.executor().port(), key, which as u32))
         };
         // Finished calls reach the JS side only through it.
         let Some(wake) = hook("wake") else {
@@ -156,24 +154,25 @@ impl NativeSource {
             }
             _ => None,
         };
-        let inprocess = match (attach, to_server, detach) {
-            (Some(attach), Some(to_server), Some(detach))
+        let inprocess = match (attach, to_server, detach, to_server_soon) {
+            (Some(attach), Some(to_server), Some(detach), Some(soon))
                 if config.transport == Transport::InProcess =>
             {
                 Some(InProcessHooks {
                     attach,
-                    bridge: Arc::new(JsBridge { to_server, detach }),
+                    bridge: Arc::new(HandOver {
+                        to_server,
+                        detach,
+                        soon,
+                    }),
                     inbound: Arc::new(Mutex::new(None)),
-                    port: port.port().clone(),
+                    executor: port.executor().clone(),
                 })
             }
             _ => None,
         };
         let inbound = inprocess.as_ref().map(|h| h.inbound.clone());
-        let direct = match (&inprocess, to_server_soon) {
-            (Some(hooks), Some(f)) => Some((hooks.bridge.clone() as Arc<dyn Bridge>, f)),
-            _ => None,
-        };
+        let direct = inprocess.as_ref().map(|h| h.bridge.clone());
         let connector = Arc::new(NodeConnector {
             config: config.clone(),
             headers,
@@ -205,7 +204,7 @@ impl NativeSource {
                 completions,
                 direct,
             }),
-            port: port.port().clone(),
+            executor: port.executor().clone(),
             pipes,
             connector,
         })
@@ -244,7 +243,7 @@ impl NativeSource {
         let sweeping = self.source.clone();
         let calls = self.calls.clone();
         let connector = self.connector.clone();
-        if self.is_local() {
+        if let Some(hand_over) = &self.calls.direct {
             let future = async move {
                 let outcome = sweeping.tools().await;
                 Box::new(move |env: &Env| match outcome {
@@ -260,7 +259,7 @@ impl NativeSource {
                     Err(e) => Err(to_js_error(env, e)),
                 }) as Settle
             };
-            return self.spawn_local(env, Box::pin(future));
+            return self.spawn_local(env, hand_over, Box::pin(future));
         }
         env.spawn_future_with_callback(
             async move { Ok(recorded(&connector, sweeping.tools().await)) },
@@ -279,12 +278,12 @@ impl NativeSource {
     #[napi(ts_return_type = "Promise<void>")]
     pub fn close<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, ()>> {
         let source = self.source.clone();
-        if self.is_local() {
+        if let Some(hand_over) = &self.calls.direct {
             let future = async move {
                 source.close().await;
                 Box::new(|env: &Env| super::js::undefined(env.raw())) as Settle
             };
-            return self.spawn_local(env, Box::pin(future));
+            return self.spawn_local(env, hand_over, Box::pin(future));
         }
         env.spawn_future(async move {
             source.close().await;
@@ -303,12 +302,13 @@ impl NativeSource {
         };
         // What the reply wakes of this source's opening or close is polled before this
         // returns, once the slot's lock is let go (a poll may open the next connection).
-        let delivered = local::entered(env, &self.port, || {
+        let completions = &self.calls.completions;
+        let delivered = self.executor.entered(env, || {
             let inbound = lock(slot);
             let Some(inbound) = inbound.as_ref() else {
                 return false;
             };
-            Completions::taken_by_caller(|| inbound.push_text(text.as_bytes()));
+            completions.replying(|| inbound.push_text(text.as_bytes()));
             true
         });
         if !delivered {
@@ -324,7 +324,7 @@ impl NativeSource {
     pub fn detached(&self, env: Env) {
         let inbound = self.inbound.as_ref().and_then(|slot| lock(slot).take());
         if let Some(inbound) = inbound {
-            local::entered(&env, &self.port, || {
+            self.executor.entered(&env, || {
                 inbound.close("mcp: the in-process server closed the connection".into())
             });
         }
@@ -353,7 +353,7 @@ impl NativeSource {
         let Some(feed) = self.pipes.get(pipe) else {
             return Ok(Either::B(false));
         };
-        let fed = Completions::taken_by_caller(|| feed.fed(&chunk));
+        let fed = self.calls.completions.replying(|| feed.fed(&chunk));
         if fed != Fed::Go {
             self.calls.completions.wake_if_pending();
             return Ok(Either::B(fed == Fed::Pause));
@@ -390,17 +390,15 @@ impl NativeSource {
 }
 
 impl NativeSource {
-    /// An in-process source: its opening and close are polled on the JS thread.
-    fn is_local(&self) -> bool {
-        self.calls.direct.is_some()
-    }
-
+    /// An in-process source's opening and close: polled on the JS thread, what they send
+    /// handed over there.
     fn spawn_local<'env, T>(
         &self,
         env: &'env Env,
+        hand_over: &Arc<HandOver>,
         future: futures::future::BoxFuture<'static, Settle>,
     ) -> napi::Result<PromiseRaw<'env, T>> {
-        let promise = local::spawn(env, &self.port, self.calls.clone(), future)?;
+        let promise = self.executor.spawn(env, hand_over.clone(), future)?;
         Ok(PromiseRaw::new(env.raw(), promise))
     }
 }

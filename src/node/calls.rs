@@ -2,23 +2,21 @@
 //! `NativeSnapshot` (whose calls use it): its own module, so neither binding file needs the
 //! other's.
 
-use super::completions::Completions;
 use super::connector::NodeConnector;
+use super::jsthread::{Completions, HandOver};
 use crate::client::rpc::Listener;
 use crate::core::error::Failure;
 use crate::source::{ErrorType, Source};
-use crate::transport::inprocess::Bridge;
-use napi::bindgen_prelude::{FunctionRef, Unknown};
 use std::sync::Arc;
 
 /// A source of this edge: its connector is Node's.
 pub(super) type NodeSource = Source<NodeConnector>;
 
-/// Where finished calls and progress reports go, and the in-process server's `onmessage` for
-/// sends made on the JS thread.
+/// Where finished calls and progress reports go, and an in-process source's direct hand-over
+/// for sends made on the JS thread.
 pub(super) struct Calls {
     pub(super) completions: Arc<Completions>,
-    pub(super) direct: Option<(Arc<dyn Bridge>, FunctionRef<String, Unknown<'static>>)>,
+    pub(super) direct: Option<Arc<HandOver>>,
 }
 
 impl Calls {

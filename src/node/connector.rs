@@ -1,8 +1,8 @@
 //! How a source connects from Node: the stdio child, the HTTP client (with the host's header
 //! hook), or the host's in-process server object through the JS bridge.
 
-use super::binding_port::Port;
-use super::hooks::{never_settles, JsBridge, JsHook};
+use super::hooks::never_settles;
+use super::jsthread::{Executor, HandOver, JsHook};
 use crate::client::trace::Tracer;
 use crate::core::config::{Config, Transport};
 use crate::core::error::ConfigError;
@@ -24,11 +24,12 @@ use std::sync::{Arc, Mutex};
 /// The in-process attachment: `attach()` connects the host's server to a fresh JS transport.
 pub(super) struct InProcessHooks {
     pub(super) attach: JsHook,
-    pub(super) bridge: Arc<JsBridge>,
+    /// `toServer`, `detach` and the JS thread's direct hand-over.
+    pub(super) bridge: Arc<HandOver>,
     /// Where `deliver()` pushes the server's messages; replaced per connection.
     pub(super) inbound: Arc<Mutex<Option<Inbound>>>,
-    /// Its environment's port, on whose JS thread the connection's own task runs too.
-    pub(super) port: Arc<Port>,
+    /// Its environment's executor, on whose JS thread the connection's own task runs too.
+    pub(super) executor: Arc<Executor>,
 }
 
 pub(super) struct NodeConnector {
@@ -213,11 +214,11 @@ impl Connector for NodeConnector {
         self.listed.clone()
     }
 
-    /// An in-process connection's futures are polled on the JS thread (`local`): its deadline
+    /// An in-process connection's futures are polled on the JS thread (`jsthread`): its deadline
     /// timer too, so a request sent there wakes no thread of the runtime.
     fn spawn(&self, task: BoxFuture<'static, ()>) {
         match &self.inprocess {
-            Some(hooks) => super::local::spawn_detached(&hooks.port, task),
+            Some(hooks) => hooks.executor.spawn_detached(task),
             None => {
                 tokio::spawn(task);
             }

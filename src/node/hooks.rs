@@ -1,5 +1,5 @@
 //! The host's JS callbacks as the native side uses them, each a `JsHook` (one hook of one
-//! source, called through its environment's port, `binding_port`): none of them fatal or
+//! source, called through its environment's port, `jsthread`): none of them fatal or
 //! keeping Node alive, and a hook that throws or rejects an ordinary error.
 
 use crate::core::admit::ToolSpec;
@@ -7,13 +7,11 @@ use crate::core::config::{header_record, HeaderValue};
 use crate::core::secrets::Secrets;
 use crate::source::{AskHook, HookFailure, Listed};
 use crate::transport::http::HeaderSource;
-use crate::transport::inprocess::Bridge;
 use futures::future::BoxFuture;
-use napi::Status;
 use serde_json::Value;
 use std::sync::Arc;
 
-pub(super) use super::binding_port::JsHook;
+pub(super) use super::jsthread::JsHook;
 
 /// `http.headers` as a function: the JS side wraps it so it always returns a Promise of the
 /// record's JSON text. Every value it returns is remembered as a secret.
@@ -95,28 +93,6 @@ impl AskHook for JsAskHook {
                 }
                 None => Err(HookFailure::Threw),
             }
-        })
-    }
-}
-
-/// The in-process server's side of the bridge (lib/inprocess.js).
-pub struct JsBridge {
-    pub to_server: JsHook,
-    pub detach: JsHook,
-}
-
-impl Bridge for JsBridge {
-    fn to_server(&self, text: String) -> Result<(), String> {
-        match self.to_server.fire(text) {
-            Status::Ok => Ok(()),
-            status => Err(format!("mcp: the in-process server is gone ({status})")),
-        }
-    }
-
-    fn detach(&self) -> BoxFuture<'static, ()> {
-        let hook = self.detach.clone();
-        Box::pin(async move {
-            let _ = hook.settled(String::new()).await;
         })
     }
 }

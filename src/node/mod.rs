@@ -1,5 +1,6 @@
 //! The napi edge: JS values in, calls down, JS values out; no policy decisions here. One
-//! `binding_*` file per JS class it exposes.
+//! `binding_*` file per JS class it exposes. What runs on, or for, the JS thread itself (the
+//! port, the executor, the in-process hand-over, the batch of finished calls) is `jsthread`.
 
 mod binding_config;
 mod binding_policy;
@@ -8,7 +9,6 @@ mod binding_snapshot;
 mod binding_source;
 mod calls;
 mod cassette;
-mod completions;
 mod connector;
 mod convert;
 mod environment;
@@ -17,7 +17,7 @@ mod hash_text;
 mod hashing;
 mod hooks;
 mod js;
-mod local;
+mod jsthread;
 mod oauth;
 mod pipe;
 mod tooldefs;

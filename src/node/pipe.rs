@@ -2,7 +2,7 @@
 //! (lib/pipe.js), which reads it as a socket and feeds each chunk back through
 //! `NativeSource.feed`, on the JS thread, where the calls it finishes settle at once.
 
-use super::binding_port::JsHook;
+use super::jsthread::JsHook;
 use crate::sync::lock;
 use crate::transport::stdout::{Feed, ReadOn};
 use std::sync::atomic::{AtomicU32, Ordering};

@@ -8,21 +8,25 @@
 //! kind 3 entry may precede with its `error.type`), and
 //! the JS thread is woken only when the batch goes from empty to non-empty. Under load one
 //! wake-up and one `JSON.parse` settle many calls.
+//!
+//! A reply routed on the JS thread itself (an in-process server's `deliver`, a stdio pipe's
+//! `feed`) wakes no one: the entry that routed it returns the batch to JS
+//! (`Completions::replying`).
 
+use super::turn;
 use crate::core::error::Failure;
 use crate::core::jcs::write_string;
-use std::cell::Cell;
 use std::collections::VecDeque;
 use std::fmt::Write;
 use std::sync::Mutex;
 
 /// The kinds of entry, as the JS side reads them.
-pub const PROGRESS: char = '0';
-pub const RESULT: char = '1';
-pub const FAILURE: char = '2';
+pub(crate) const PROGRESS: char = '0';
+pub(crate) const RESULT: char = '1';
+pub(crate) const FAILURE: char = '2';
 /// The `error.type` of a failure that follows for the same call (for tracing); the value is
 /// its word or JSON-RPC code, as a string.
-pub const ERROR_TYPE: char = '3';
+pub(crate) const ERROR_TYPE: char = '3';
 
 /// A buffer grown past this by a burst of large results is let go rather than kept.
 const MAX_KEPT_CAPACITY: usize = 4 * 1024 * 1024;
@@ -43,19 +47,13 @@ struct Batch {
     scheduled: bool,
 }
 
-pub struct Completions {
+pub(crate) struct Completions {
     batch: Mutex<Batch>,
     wake: Box<dyn Fn() + Send + Sync>,
 }
 
-thread_local! {
-    /// Set while the JS thread itself will take the batch right after (an in-process
-    /// server's reply is routed synchronously), so no wake-up is needed.
-    static TAKEN_BY_CALLER: Cell<bool> = const { Cell::new(false) };
-}
-
 impl Completions {
-    pub fn new(wake: impl Fn() + Send + Sync + 'static) -> Self {
+    pub(crate) fn new(wake: impl Fn() + Send + Sync + 'static) -> Self {
         Self {
             batch: Mutex::default(),
             wake: Box::new(wake),
@@ -63,7 +61,7 @@ impl Completions {
     }
 
     /// A call finished: `Ok` holds the JSON text of its value, `Err` its failure.
-    pub fn push(&self, id: u64, outcome: Result<String, Failure>) {
+    pub(crate) fn push(&self, id: u64, outcome: Result<String, Failure>) {
         match outcome {
             Ok(json) => self.append(id, RESULT, |text| text.push_str(&json)),
             Err(Failure {
@@ -120,13 +118,13 @@ impl Completions {
     }
 
     /// A failed call's `error.type`, pushed just before its failure.
-    pub fn push_error_type(&self, id: u64, error_type: &str) {
+    pub(crate) fn push_error_type(&self, id: u64, error_type: &str) {
         self.append(id, ERROR_TYPE, |text| write_string(text, error_type));
     }
 
     /// A call reported progress (the JSON text of the notification's params). It travels in
     /// the same batch as outcomes, so it is never seen after the call it belongs to settled.
-    pub fn push_progress(&self, id: u64, params: &str) {
+    pub(crate) fn push_progress(&self, id: u64, params: &str) {
         self.append(id, PROGRESS, |text| text.push_str(params));
     }
 
@@ -145,7 +143,7 @@ impl Completions {
                 let closed = std::mem::take(text);
                 batch.full.push_back(closed);
             }
-            let wake = !batch.scheduled && !TAKEN_BY_CALLER.get();
+            let wake = !batch.scheduled && !turn::replied(turn::whose(self));
             batch.scheduled |= wake;
             wake
         };
@@ -156,7 +154,7 @@ impl Completions {
 
     /// After the JS thread took the oldest segment itself (`deliver`): a wake-up for any
     /// segment left behind, so the caller need not ask again for what is almost never there.
-    pub fn wake_if_pending(&self) {
+    pub(crate) fn wake_if_pending(&self) {
         let wake = {
             let mut batch = self.lock();
             let left = !batch.full.is_empty() || !batch.text.is_empty();
@@ -172,7 +170,7 @@ impl Completions {
     /// Hands the oldest segment's JSON text to `read` (which copies it where it must go)
     /// without holding the lock, then keeps the buffer for later. Call until `None`: a busy
     /// source's batch comes in several segments. One reader at a time.
-    pub fn take_with<R>(&self, read: impl FnOnce(&str) -> R) -> Option<R> {
+    pub(crate) fn take_with<R>(&self, read: impl FnOnce(&str) -> R) -> Option<R> {
         let mut full = {
             let mut batch = self.lock();
             batch.scheduled = false;
@@ -198,12 +196,10 @@ impl Completions {
         crate::sync::lock(&self.batch)
     }
 
-    /// Runs `f` on the JS thread, which takes the batch itself afterwards.
-    pub fn taken_by_caller<R>(f: impl FnOnce() -> R) -> R {
-        let before = TAKEN_BY_CALLER.replace(true);
-        let out = f();
-        TAKEN_BY_CALLER.set(before);
-        out
+    /// Runs `f`, which routes replies on the JS thread, whose caller takes this batch and
+    /// returns it to JS right after: what `f` finishes is pushed without a wake-up.
+    pub(crate) fn replying<R>(&self, f: impl FnOnce() -> R) -> R {
+        turn::replying(turn::whose(self), f)
     }
 }
 
@@ -315,7 +311,7 @@ mod tests {
     #[test]
     fn caller_that_takes_the_batch_needs_no_wake() {
         let (c, wakes) = counted();
-        Completions::taken_by_caller(|| c.push(7, Ok("1".into())));
+        c.replying(|| c.push(7, Ok("1".into())));
         assert_eq!(wakes.load(Ordering::SeqCst), 0);
         assert_eq!(c.take_with(str::to_owned).as_deref(), Some("[[7,1,1]]"));
         c.push(8, Ok("2".into()));
@@ -326,7 +322,7 @@ mod tests {
     fn a_caller_that_took_one_segment_of_several_leaves_the_rest_to_a_wake() {
         let (c, wakes) = counted();
         let big = format!("\"{}\"", "x".repeat(60_000)); // one segment each
-        Completions::taken_by_caller(|| {
+        c.replying(|| {
             c.push(1, Ok(big.clone()));
             c.push(2, Ok(big.clone()));
         });
