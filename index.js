@@ -850,6 +850,7 @@ module.exports.COMPLETION_RESULT = nativeBinding.COMPLETION_RESULT
 module.exports.CONFIG_CODE = nativeBinding.CONFIG_CODE
 module.exports.DRIFT_DEFAULT = nativeBinding.DRIFT_DEFAULT
 module.exports.FEED_RESUME_BYTES = nativeBinding.FEED_RESUME_BYTES
+module.exports.Hook = nativeBinding.Hook
 module.exports.inputNotJsonMessage = nativeBinding.inputNotJsonMessage
 module.exports.jcsSerialize = nativeBinding.jcsSerialize
 module.exports.OAUTH_CODE = nativeBinding.OAUTH_CODE

@@ -142,24 +142,30 @@ function sourceHooks(config, transport, calls, closing, otel, listed) {
   };
 }
 
-// The hooks' names, in the order the port numbers a source's hooks (`toServerSoon` is called
-// directly, on the JS thread, not through the port).
-/** @type {Array<keyof HookFns>} */
-const HOOKS = [
-  'wake',
-  'headers',
-  'attach',
-  'toServer',
-  'detach',
-  'oauthAuthorize',
-  'oauthLoad',
-  'oauthSave',
-  'oauthCredential',
-  'ask',
-  'trace',
-  'listed',
-  'pipe',
-];
+/**
+ * Every hook the port can call, once each: the generated binding's `Hook` (src/node/source_hooks.rs)
+ * as the keys, so the compiler refuses a name missing, unknown or misspelled here, and each
+ * name's function in `HookFns` as the value. `toServerSoon` is no port hook: it is called
+ * directly, on the JS thread.
+ * @type {{ [K in import('../binding.js').Hook]: K & keyof HookFns }}
+ */
+const PORT_HOOKS = {
+  wake: 'wake',
+  headers: 'headers',
+  attach: 'attach',
+  toServer: 'toServer',
+  detach: 'detach',
+  oauthAuthorize: 'oauthAuthorize',
+  oauthLoad: 'oauthLoad',
+  oauthSave: 'oauthSave',
+  oauthCredential: 'oauthCredential',
+  ask: 'ask',
+  trace: 'trace',
+  listed: 'listed',
+  pipe: 'pipe',
+};
+// In the order the port numbers a source's hooks.
+const HOOKS = Object.values(PORT_HOOKS);
 
 /**
  * The port: one thread-safe function through which every native source calls its hooks here,
@@ -202,7 +208,7 @@ function nativeHooks(target, config) {
     const live = ref.deref();
     return live === undefined ? undefined : /** @type {(arg: string) => unknown} */ (live[name])(arg);
   };
-  /** @type {string[]} */
+  /** @type {Array<import('../binding.js').Hook>} */
   const names = [];
   /** @type {Array<(text: string) => unknown>} */
   const fns = [];

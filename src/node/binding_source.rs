@@ -6,27 +6,21 @@ use super::binding_config::NativeConfig;
 use super::binding_port::NativePort;
 use super::binding_snapshot::NativeSnapshot;
 use super::calls::{Calls, NodeSource};
-use super::connector::{InProcessHooks, NodeConnector};
+use super::connector::NodeConnector;
 use super::environment::environment_children;
 use super::errors::{refusal, to_js_error};
-use super::hooks::{HeaderHook, JsAskHook, JsHook, JsListed};
 use super::jsthread::{Completions, Executor, HandOver, Settle};
-use super::oauth::NodeOAuthHost;
-use super::pipe::{JsPipe, Pipes};
-use super::tracing::JsTracer;
-use crate::core::config::{Config, Headers, LockSource, Transport};
+use super::pipe::Pipes;
+use super::source_hooks::SourceHooks;
+use crate::core::config::{Config, LockSource};
 use crate::core::lock::{self, Lock};
 use crate::core::secrets::Secrets;
-use crate::source::{AskHook, Source};
+use crate::source::Source;
 use crate::sync::lock;
 use crate::transport::cassette::Tape;
-use crate::transport::http::{HeaderSource, StaticHeaders};
-use crate::transport::oauth::OAuth;
 use crate::transport::observe::Inbound;
-use crate::transport::stdout::{Fed, ReadOn};
-use napi::bindgen_prelude::{
-    BufferSlice, Either, Env, FunctionRef, PromiseRaw, ToNapiValue, Unknown,
-};
+use crate::transport::stdout::Fed;
+use napi::bindgen_prelude::{BufferSlice, Either, Env, PromiseRaw, ToNapiValue, Unknown};
 use napi_derive::napi;
 use std::sync::{Arc, Mutex};
 
@@ -44,27 +38,6 @@ pub struct NativeSource {
     connector: Arc<NodeConnector>,
 }
 
-/// The JS side's callbacks for one source (lib/hooks.js makes them): each is called through the
-/// port (`NativePort`) as `(key, which)`, `which` its index in `hooks`.
-#[napi(object, object_to_js = false)]
-pub struct SourceHooks {
-    /// The source's key in the port's registry.
-    pub key: u32,
-    /// The names of the hooks the source has, in the order the port numbers them: `wake`
-    /// (finished calls are waiting in a batch), `headers` (`http.headers` as a function), the
-    /// in-process bridge's `attach`, `toServer` and `detach` (lib/inprocess.js), `http.oauth`'s
-    /// `oauthAuthorize`, `oauthLoad`, `oauthSave` and `oauthCredential`, `ask` (`elicit`,
-    /// `sample` and `roots`, lib/asks.js), and `trace` (lib/telemetry.js, set only while
-    /// tracing). Each but `wake`, `toServer` and `trace`'s end resolves with text.
-    pub hooks: Vec<String>,
-    /// The in-process bridge's delivery on the JS thread, in a microtask (called directly, not
-    /// through the port).
-    #[napi(ts_type = "(text: string) => unknown")]
-    pub to_server_soon: Option<FunctionRef<String, Unknown<'static>>>,
-    /// `lock` given as the parsed object: its JSON text (a path is read here instead).
-    pub lock_text: Option<String>,
-}
-
 #[napi]
 impl NativeSource {
     /// A source of a config the core accepted, with the hooks the JS side picked for it; a
@@ -77,134 +50,28 @@ impl NativeSource {
         port: &NativePort,
         hooks: SourceHooks,
     ) -> napi::Result<Self, String> {
-        let SourceHooks {
-            key,
-            hooks,
-            to_server_soon,
-            lock_text,
-        } = hooks;
-        let hook = |name: &str| {
-            let which = hooks.iter().position(|h| h == name)?;
-            Some(JsHook::new(port.executor().port(), key, which as u32))
-        };
-        // Finished calls reach the JS side only through it.
-        let Some(wake) = hook("wake") else {
-            return Err(napi::Error::new(
-                "GenericFailure".to_owned(),
-                "mcp: a source's hooks must have 'wake'",
-            ));
-        };
-        let (headers, attach, to_server, detach) = (
-            hook("headers"),
-            hook("attach"),
-            hook("toServer"),
-            hook("detach"),
-        );
-        let (oauth_authorize, oauth_load, oauth_save, oauth_credential) = (
-            hook("oauthAuthorize"),
-            hook("oauthLoad"),
-            hook("oauthSave"),
-            hook("oauthCredential"),
-        );
-        let (ask, trace, listed) = (hook("ask"), hook("trace"), hook("listed"));
-        let pipes = Arc::new(Pipes::default());
-        let read_on = hook("pipe").map(|hook| {
-            Arc::new(JsPipe {
-                hook,
-                pipes: pipes.clone(),
-            }) as Arc<dyn ReadOn>
-        });
+        let executor = port.executor();
+        let (hooks, lock_text) = hooks.grouped(executor.port())?;
         let children = environment_children(env.raw());
         let config = config.config.clone();
         let lock = read_lock(&config, lock_text).map_err(refusal)?;
         let secrets = Arc::new(Secrets::new(config.secret_values()));
-        let headers: Option<Arc<dyn HeaderSource>> = match &config.transport {
-            Transport::Http {
-                headers: Headers::Static(h),
-                ..
-            } => Some(Arc::new(StaticHeaders(h.clone()))),
-            Transport::Http {
-                headers: Headers::Hook,
-                ..
-            } => headers.map(|h| {
-                Arc::new(HeaderHook {
-                    hook: h,
-                    secrets: secrets.clone(),
-                }) as Arc<dyn HeaderSource>
-            }),
-            _ => None,
-        };
-        let oauth = match &config.transport {
-            Transport::Http {
-                url,
-                oauth: Some(settings),
-                ..
-            } => {
-                let host = Arc::new(NodeOAuthHost {
-                    authorize: oauth_authorize,
-                    load: oauth_load,
-                    save: oauth_save,
-                    credential: oauth_credential,
-                    secrets: secrets.clone(),
-                });
-                Some(
-                    OAuth::new((**settings).clone(), url, host, secrets.clone())
-                        .map_err(|e| napi::Error::new("GenericFailure".to_owned(), e.message))?,
-                )
-            }
-            _ => None,
-        };
-        let inprocess = match (attach, to_server, detach, to_server_soon) {
-            (Some(attach), Some(to_server), Some(detach), Some(soon))
-                if config.transport == Transport::InProcess =>
-            {
-                Some(InProcessHooks {
-                    attach,
-                    bridge: Arc::new(HandOver {
-                        to_server,
-                        detach,
-                        soon,
-                    }),
-                    inbound: Arc::new(Mutex::new(None)),
-                    executor: port.executor().clone(),
-                })
-            }
-            _ => None,
-        };
-        let inbound = inprocess.as_ref().map(|h| h.inbound.clone());
-        let direct = inprocess.as_ref().map(|h| h.bridge.clone());
-        let connector = Arc::new(NodeConnector {
-            config: config.clone(),
-            headers,
-            oauth,
-            inprocess,
-            children,
-            secrets: secrets.clone(),
-            ask: ask.map(|h| Arc::new(JsAskHook(h)) as Arc<dyn AskHook>),
-            tracer: trace
-                .map(|hook| Arc::new(JsTracer { hook }) as Arc<dyn crate::client::trace::Tracer>),
-            listed: listed
-                .filter(|_| config.transport != Transport::InProcess)
-                .map(|hook| Arc::new(JsListed(hook)) as Arc<dyn crate::source::Listed>),
-            read_on,
-            unenforced: Mutex::new(None),
-            warned: Default::default(),
-            tape: config
-                .cassette
-                .clone()
-                .map(|c| Tape::new(c, config.protocol, secrets.clone())),
-        });
+        let pipes = Arc::new(Pipes::default());
+        let wake = hooks.wake.clone();
+        let connector = NodeConnector::new(&config, hooks, children, &secrets, &pipes, executor)?;
+        let connector = Arc::new(connector);
+        let in_process = connector.inprocess.as_ref();
         let completions = Arc::new(Completions::new(move || {
             wake.fire(String::new());
         }));
         Ok(Self {
-            source: Source::new(config, connector.clone(), secrets, lock),
-            inbound,
+            inbound: in_process.map(|h| h.inbound.clone()),
             calls: Arc::new(Calls {
                 completions,
-                direct,
+                direct: in_process.map(|h| h.bridge.clone()),
             }),
-            executor: port.executor().clone(),
+            source: Source::new(config, connector.clone(), secrets, lock),
+            executor: executor.clone(),
             pipes,
             connector,
         })

@@ -1,10 +1,14 @@
 //! How a source connects from Node: the stdio child, the HTTP client (with the host's header
 //! hook), or the host's in-process server object through the JS bridge.
 
-use super::hooks::never_settles;
+use super::hooks::{never_settles, HeaderHook, JsAskHook, JsListed};
 use super::jsthread::{Executor, HandOver, JsHook};
+use super::oauth::NodeOAuthHost;
+use super::pipe::{JsPipe, Pipes};
+use super::source_hooks::{Hooks, HttpHooks, InProcessHooks};
+use super::tracing::JsTracer;
 use crate::client::trace::Tracer;
-use crate::core::config::{Config, Transport};
+use crate::core::config::{Config, Headers, Transport};
 use crate::core::error::ConfigError;
 use crate::core::sandbox::Sandbox;
 use crate::core::secrets::Secrets;
@@ -22,7 +26,7 @@ use futures::future::BoxFuture;
 use std::sync::{Arc, Mutex};
 
 /// The in-process attachment: `attach()` connects the host's server to a fresh JS transport.
-pub(super) struct InProcessHooks {
+pub(super) struct InProcess {
     pub(super) attach: JsHook,
     /// `toServer`, `detach` and the JS thread's direct hand-over.
     pub(super) bridge: Arc<HandOver>,
@@ -37,7 +41,7 @@ pub(super) struct NodeConnector {
     pub(super) headers: Option<Arc<dyn HeaderSource>>,
     /// `http.oauth`: one per source, so its tokens outlive a connection.
     pub(super) oauth: Option<Arc<OAuth>>,
-    pub(super) inprocess: Option<InProcessHooks>,
+    pub(super) inprocess: Option<InProcess>,
     /// The stdio children of the Node environment that made this source.
     pub(super) children: Arc<Children>,
     pub(super) secrets: Arc<Secrets>,
@@ -59,6 +63,51 @@ pub(super) struct NodeConnector {
 }
 
 impl NodeConnector {
+    /// The connector of `config`, from the hooks the JS side picked for its source; `Err`:
+    /// `http.oauth`'s settings refused.
+    pub(super) fn new(
+        config: &Arc<Config>,
+        hooks: Hooks,
+        children: Arc<Children>,
+        secrets: &Arc<Secrets>,
+        pipes: &Arc<Pipes>,
+        executor: &Arc<Executor>,
+    ) -> napi::Result<Self, String> {
+        let in_process = config.transport == Transport::InProcess;
+        Ok(Self {
+            headers: header_source(config, hooks.http.headers.clone(), secrets),
+            oauth: oauth(config, hooks.http, secrets)?,
+            inprocess: in_process
+                .then(|| InProcess::of(hooks.inprocess, executor))
+                .flatten(),
+            children,
+            ask: hooks
+                .ask
+                .map(|h| Arc::new(JsAskHook(h)) as Arc<dyn AskHook>),
+            tracer: hooks
+                .trace
+                .map(|hook| Arc::new(JsTracer { hook }) as Arc<dyn Tracer>),
+            listed: hooks
+                .listed
+                .filter(|_| !in_process)
+                .map(|hook| Arc::new(JsListed(hook)) as Arc<dyn Listed>),
+            read_on: hooks.pipe.map(|hook| {
+                Arc::new(JsPipe {
+                    hook,
+                    pipes: pipes.clone(),
+                }) as Arc<dyn ReadOn>
+            }),
+            unenforced: Mutex::new(None),
+            warned: Default::default(),
+            tape: config
+                .cassette
+                .clone()
+                .map(|c| Tape::new(c, config.protocol, secrets.clone())),
+            secrets: secrets.clone(),
+            config: config.clone(),
+        })
+    }
+
     /// The stdio server's confinement, built for this spawn, and the policy in a line; `Err`:
     /// the refusal.
     fn confine(
@@ -232,4 +281,80 @@ impl Connector for NodeConnector {
             None => Box::pin(async {}),
         }
     }
+}
+
+impl InProcess {
+    /// The attachment, when the JS side handed over the whole bridge.
+    fn of(hooks: InProcessHooks, executor: &Arc<Executor>) -> Option<Self> {
+        let InProcessHooks {
+            attach: Some(attach),
+            to_server: Some(to_server),
+            detach: Some(detach),
+            soon: Some(soon),
+        } = hooks
+        else {
+            return None;
+        };
+        Some(Self {
+            attach,
+            bridge: Arc::new(HandOver {
+                to_server,
+                detach,
+                soon,
+            }),
+            inbound: Arc::new(Mutex::new(None)),
+            executor: executor.clone(),
+        })
+    }
+}
+
+/// `http.headers`: the record, or the host's function behind its hook (every value it returns
+/// a secret).
+fn header_source(
+    config: &Config,
+    hook: Option<JsHook>,
+    secrets: &Arc<Secrets>,
+) -> Option<Arc<dyn HeaderSource>> {
+    match &config.transport {
+        Transport::Http {
+            headers: Headers::Static(h),
+            ..
+        } => Some(Arc::new(StaticHeaders(h.clone()))),
+        Transport::Http {
+            headers: Headers::Hook,
+            ..
+        } => hook.map(|hook| {
+            Arc::new(HeaderHook {
+                hook,
+                secrets: secrets.clone(),
+            }) as Arc<dyn HeaderSource>
+        }),
+        _ => None,
+    }
+}
+
+/// `http.oauth`: one flow per source, so its tokens outlive a connection.
+fn oauth(
+    config: &Config,
+    hooks: HttpHooks,
+    secrets: &Arc<Secrets>,
+) -> napi::Result<Option<Arc<OAuth>>, String> {
+    let Transport::Http {
+        url,
+        oauth: Some(settings),
+        ..
+    } = &config.transport
+    else {
+        return Ok(None);
+    };
+    let host = Arc::new(NodeOAuthHost {
+        authorize: hooks.oauth_authorize,
+        load: hooks.oauth_load,
+        save: hooks.oauth_save,
+        credential: hooks.oauth_credential,
+        secrets: secrets.clone(),
+    });
+    OAuth::new((**settings).clone(), url, host, secrets.clone())
+        .map(Some)
+        .map_err(|e| napi::Error::new("GenericFailure".to_owned(), e.message))
 }

@@ -20,6 +20,7 @@ mod js;
 mod jsthread;
 mod oauth;
 mod pipe;
+mod source_hooks;
 mod tooldefs;
 mod tracing;
 mod value;
