@@ -93,76 +93,9 @@ pub(crate) fn check_root(root: &Value) -> std::result::Result<(), String> {
 
 /// Reads `elicit`, `sample`, `roots`, `maxInputRounds`, `tasks` and `serverLogs`.
 pub fn parse(raw: &Raw) -> Result<Asks> {
-    let elicit = match raw.get("elicit") {
-        Raw::Undefined => None,
-        Raw::Function => Some(Elicit {
-            form: true,
-            url: false,
-        }),
-        value @ Raw::Object(_) => {
-            hook_object(value, "elicit", &["handler", "form", "url"])?;
-            let form = flag(value, "elicit", "form", true)?;
-            let url = flag(value, "elicit", "url", false)?;
-            if !form && !url {
-                return Err(refuse(
-                    "mcp: elicit offers neither form nor url mode; set one, or leave elicit out"
-                        .into(),
-                ));
-            }
-            Some(Elicit { form, url })
-        }
-        other => {
-            return Err(refuse(format!(
-                "mcp: elicit must be a function or {{ handler, form?, url? }}, got {}",
-                describe_type(other)
-            )))
-        }
-    };
-    let sample = match raw.get("sample") {
-        Raw::Undefined => None,
-        Raw::Function => Some(Sample {
-            tools: false,
-            max_messages: DEFAULT_MAX_MESSAGES,
-            max_bytes: DEFAULT_MAX_SAMPLE_BYTES,
-        }),
-        value @ Raw::Object(_) => {
-            hook_object(value, "sample", &["handler", "tools", "maxMessages", "maxBytes"])?;
-            Some(Sample {
-                tools: flag(value, "sample", "tools", false)?,
-                max_messages: count(value, "sample", "maxMessages")?.unwrap_or(DEFAULT_MAX_MESSAGES),
-                max_bytes: count(value, "sample", "maxBytes")?.unwrap_or(DEFAULT_MAX_SAMPLE_BYTES),
-            })
-        }
-        other => {
-            return Err(refuse(format!(
-                "mcp: sample must be a function or {{ handler, tools?, maxMessages?, maxBytes? }}, got {}",
-                describe_type(other)
-            )))
-        }
-    };
-    let roots = match raw.get("roots") {
-        Raw::Undefined => None,
-        Raw::Function => Some(Roots::Hook),
-        Raw::Array(items) => {
-            let mut list = Vec::with_capacity(items.len());
-            for item in items {
-                let root = plain_root(item).ok_or_else(|| {
-                    refuse(
-                        "mcp: roots must be a list of { uri, name? } objects or a function".into(),
-                    )
-                })?;
-                check_root(&root).map_err(|why| refuse(format!("mcp: roots: {why}")))?;
-                list.push(root);
-            }
-            Some(Roots::List(list))
-        }
-        other => {
-            return Err(refuse(format!(
-                "mcp: roots must be a list of {{ uri, name? }} objects or a function, got {}",
-                describe_type(other)
-            )))
-        }
-    };
+    let elicit = elicit(raw.get("elicit"))?;
+    let sample = sample(raw.get("sample"))?;
+    let roots = roots(raw.get("roots"))?;
     let max_rounds = match raw.get("maxInputRounds") {
         Raw::Undefined => DEFAULT_MAX_ROUNDS,
         Raw::Number(n) if *n >= 1.0 && *n <= 1000.0 && n.fract() == 0.0 => *n as u32,
@@ -197,6 +130,82 @@ pub fn parse(raw: &Raw) -> Result<Asks> {
         outside_calls,
         logs,
     })
+}
+
+/// `elicit`: a function (form mode), or `{ handler, form?, url? }` offering at least one mode.
+fn elicit(value: &Raw) -> Result<Option<Elicit>> {
+    match value {
+        Raw::Undefined => Ok(None),
+        Raw::Function => Ok(Some(Elicit {
+            form: true,
+            url: false,
+        })),
+        Raw::Object(_) => {
+            hook_object(value, "elicit", &["handler", "form", "url"])?;
+            let form = flag(value, "elicit", "form", true)?;
+            let url = flag(value, "elicit", "url", false)?;
+            if !form && !url {
+                return Err(refuse(
+                    "mcp: elicit offers neither form nor url mode; set one, or leave elicit out"
+                        .into(),
+                ));
+            }
+            Ok(Some(Elicit { form, url }))
+        }
+        other => Err(refuse(format!(
+            "mcp: elicit must be a function or {{ handler, form?, url? }}, got {}",
+            describe_type(other)
+        ))),
+    }
+}
+
+/// `sample`: a function, or `{ handler, tools?, maxMessages?, maxBytes? }`.
+fn sample(value: &Raw) -> Result<Option<Sample>> {
+    match value {
+        Raw::Undefined => Ok(None),
+        Raw::Function => Ok(Some(Sample {
+            tools: false,
+            max_messages: DEFAULT_MAX_MESSAGES,
+            max_bytes: DEFAULT_MAX_SAMPLE_BYTES,
+        })),
+        Raw::Object(_) => {
+            hook_object(value, "sample", &["handler", "tools", "maxMessages", "maxBytes"])?;
+            Ok(Some(Sample {
+                tools: flag(value, "sample", "tools", false)?,
+                max_messages: count(value, "sample", "maxMessages")?.unwrap_or(DEFAULT_MAX_MESSAGES),
+                max_bytes: count(value, "sample", "maxBytes")?.unwrap_or(DEFAULT_MAX_SAMPLE_BYTES),
+            }))
+        }
+        other => Err(refuse(format!(
+            "mcp: sample must be a function or {{ handler, tools?, maxMessages?, maxBytes? }}, got {}",
+            describe_type(other)
+        ))),
+    }
+}
+
+/// `roots`: a function, or a list of `{ uri, name? }` the specification accepts.
+fn roots(value: &Raw) -> Result<Option<Roots>> {
+    match value {
+        Raw::Undefined => Ok(None),
+        Raw::Function => Ok(Some(Roots::Hook)),
+        Raw::Array(items) => {
+            let mut list = Vec::with_capacity(items.len());
+            for item in items {
+                let root = plain_root(item).ok_or_else(|| {
+                    refuse(
+                        "mcp: roots must be a list of { uri, name? } objects or a function".into(),
+                    )
+                })?;
+                check_root(&root).map_err(|why| refuse(format!("mcp: roots: {why}")))?;
+                list.push(root);
+            }
+            Ok(Some(Roots::List(list)))
+        }
+        other => Err(refuse(format!(
+            "mcp: roots must be a list of {{ uri, name? }} objects or a function, got {}",
+            describe_type(other)
+        ))),
+    }
 }
 
 /// A root given in the config as JSON: only strings under `uri` and `name`.

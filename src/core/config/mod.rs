@@ -15,10 +15,10 @@ mod transport;
 
 pub(crate) use read::{describe_type, header_record, HeaderValue};
 
-use self::oauth::{parse_oauth, OAuthConfig};
+use self::oauth::OAuthConfig;
 use super::error::Result;
 use super::raw::Raw;
-use super::url::{check_server_url, shown_url, url_credentials};
+use super::url::shown_url;
 use read::*;
 use std::collections::HashMap;
 use transport::*;
@@ -305,7 +305,8 @@ impl Config {
         }
     }
 
-    /// Validates a host config. The first failed check refuses.
+    /// Validates a host config. The first failed check refuses: the original's six steps in
+    /// its order, then the keys it lacked, each group by its reader.
     pub fn parse(raw: &Raw) -> Result<Config> {
         let Raw::Object(_) = raw else {
             return Err(refuse(format!(
@@ -313,32 +314,11 @@ impl Config {
                 raw.display()
             )));
         };
-        // 1. Bounds.
-        let mut bounds = [None; 3];
-        for (slot, key) in bounds.iter_mut().zip(BOUND_KEYS) {
-            *slot = positive_integer(key, raw.get(key))?;
-        }
-        // 2. Timeouts.
+        // 1. Bounds. 2. Timeouts. 3. requireBounds.
+        let bounds = parse_bounds(raw)?;
         let timeouts = parse_timeouts(raw.get("timeouts"))?;
-        // 3. requireBounds.
-        if matches!(raw.get("requireBounds"), Raw::Bool(true)) {
-            let mut missing: Vec<&str> = BOUND_KEYS
-                .iter()
-                .zip(bounds)
-                .filter(|(_, v)| v.is_none())
-                .map(|(k, _)| *k)
-                .collect();
-            if timeouts.discovery.is_none() {
-                missing.push("timeouts.discoveryMs");
-            }
-            if !missing.is_empty() {
-                return Err(refuse(format!(
-                    "mcp: requireBounds demands every discovery bound; missing {}",
-                    missing.join(", ")
-                )));
-            }
-        }
-        // 4. drift.
+        require_bounds(raw, &bounds, &timeouts)?;
+        // 4. drift (and protocol).
         let drift = literal(
             raw.get("drift"),
             "drift",
@@ -355,98 +335,18 @@ impl Config {
             ],
             Protocol::Auto,
         )?;
-        // 5. http.headers.
+        // 5. http.headers. 6. Transport keys.
         let headers = parse_headers(raw.get("http"))?;
-        // 6. Transport keys.
-        let transport_name = raw.get("transport");
-        let kind = match transport_name.as_str() {
-            Some("stdio") => {
-                require(raw, "stdio", "command")?;
-                forbid(raw, "stdio", &["url", "server", "http"])?;
-                TransportKind::Stdio
-            }
-            Some("streamable-http") => {
-                require(raw, "streamable-http", "url")?;
-                forbid(
-                    raw,
-                    "streamable-http",
-                    &[
-                        "command", "args", "server", "env", "cwd", "stderr", "sandbox",
-                    ],
-                )?;
-                TransportKind::Http
-            }
-            Some("inprocess") => {
-                require(raw, "inprocess", "server")?;
-                forbid(
-                    raw,
-                    "inprocess",
-                    &[
-                        "command", "args", "url", "http", "env", "cwd", "stderr", "sandbox",
-                        "cassette",
-                    ],
-                )?;
-                TransportKind::InProcess
-            }
-            _ => {
-                return Err(refuse(format!(
-                    "mcp: unknown transport '{}'",
-                    transport_name.display()
-                )))
-            }
-        };
+        let kind = transport_kind(raw)?;
         // Beyond the original: refuse what it accepted silently, naming the key.
         unknown_keys(raw)?;
-        let transport = match kind {
-            TransportKind::Stdio => Transport::Stdio {
-                command: non_empty_string(raw, "command")?,
-                args: optional_string_list(raw, "args")?.unwrap_or_default(),
-                env: parse_env(raw.get("env"))?,
-                cwd: optional_string(raw, "cwd")?,
-                stderr: parse_stderr(raw.get("stderr"))?,
-                sandbox: sandbox::parse(raw)?,
-            },
-            TransportKind::Http => {
-                let url = parse_url(raw)?;
-                let oauth = parse_oauth(raw.get("http").get("oauth"))?.map(Box::new);
-                if oauth.is_some() {
-                    check_server_url(&url, &shown_url(&url))?;
-                    if let Headers::Static(h) = &headers {
-                        if h.iter()
-                            .any(|(n, _)| n.eq_ignore_ascii_case("authorization"))
-                        {
-                            return Err(refuse(
-                                "mcp: 'http.headers' has a static 'Authorization' header, which 'http.oauth' replaces; give one of them".into(),
-                            ));
-                        }
-                    }
-                }
-                Transport::Http {
-                    credentials: url_credentials(&url),
-                    url,
-                    headers,
-                    oauth,
-                }
-            }
-            TransportKind::InProcess => {
-                check_server(raw.get("server"))?;
-                Transport::InProcess
-            }
-        };
+        let transport = parse_transport(raw, kind, headers)?;
         let allow = optional_string_list(raw, "allow")?;
         let deny = optional_string_list(raw, "deny")?.unwrap_or_default();
         let prefix = optional_string(raw, "prefix")?;
         let approval = parse_approval(raw.get("approval"))?;
         let risk = parse_risk(raw.get("risk"))?;
-        match raw.get("requireBounds") {
-            Raw::Undefined | Raw::Bool(_) => {}
-            other => {
-                return Err(refuse(format!(
-                    "mcp: 'requireBounds' must be a boolean, got {}",
-                    other.display()
-                )))
-            }
-        }
+        require_bounds_is_boolean(raw)?;
         let (lock, lock_policy, strict) = parse_lock_keys(raw)?;
         let asks = asks::parse(raw)?;
         let cassette = cassette::parse(raw)?;
@@ -479,6 +379,49 @@ impl Config {
             cassette,
         })
     }
+}
+
+/// `maxTools`, `maxPages` and `maxSchemaBytes`, in `BOUND_KEYS`' order.
+fn parse_bounds(raw: &Raw) -> Result<[Option<u64>; 3]> {
+    let mut bounds = [None; 3];
+    for (slot, key) in bounds.iter_mut().zip(BOUND_KEYS) {
+        *slot = positive_integer(key, raw.get(key))?;
+    }
+    Ok(bounds)
+}
+
+/// `requireBounds` of another type, refused after the keys the original refused.
+fn require_bounds_is_boolean(raw: &Raw) -> Result<()> {
+    match raw.get("requireBounds") {
+        Raw::Undefined | Raw::Bool(_) => Ok(()),
+        other => Err(refuse(format!(
+            "mcp: 'requireBounds' must be a boolean, got {}",
+            other.display()
+        ))),
+    }
+}
+
+/// `requireBounds: true` demands every bound and the discovery deadline.
+fn require_bounds(raw: &Raw, bounds: &[Option<u64>; 3], timeouts: &Timeouts) -> Result<()> {
+    if !matches!(raw.get("requireBounds"), Raw::Bool(true)) {
+        return Ok(());
+    }
+    let mut missing: Vec<&str> = BOUND_KEYS
+        .iter()
+        .zip(bounds)
+        .filter(|(_, v)| v.is_none())
+        .map(|(k, _)| *k)
+        .collect();
+    if timeouts.discovery.is_none() {
+        missing.push("timeouts.discoveryMs");
+    }
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(refuse(format!(
+        "mcp: requireBounds demands every discovery bound; missing {}",
+        missing.join(", ")
+    )))
 }
 
 /// `lock`, `lockPolicy` and `strict`, after every other check.
@@ -520,12 +463,6 @@ fn parse_lock_keys(raw: &Raw) -> Result<(LockSource, LockPolicy, bool)> {
         }
     };
     Ok((lock, policy, strict))
-}
-
-enum TransportKind {
-    Stdio,
-    Http,
-    InProcess,
 }
 
 fn parse_timeouts(value: &Raw) -> Result<Timeouts> {

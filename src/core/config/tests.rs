@@ -1,5 +1,6 @@
 use super::*;
 use crate::core::raw::test_values::{obj, s};
+use crate::core::url::url_credentials;
 
 fn stdio(extra: &[(&str, Raw)]) -> Raw {
     let mut m = vec![("transport", s("stdio")), ("command", s("node"))];

@@ -2,11 +2,107 @@
 //! for redaction), static headers or a header hook, the stdio child's environment and stderr,
 //! and the in-process server object.
 
-use super::read::{describe_type, header_record, literal, non_empty_string, refuse, HeaderValue};
-use super::{Headers, StderrMode};
+use super::oauth::parse_oauth;
+use super::read::{
+    describe_type, forbid, header_record, literal, non_empty_string, optional_string,
+    optional_string_list, refuse, require, HeaderValue,
+};
+use super::{sandbox, Headers, StderrMode, Transport};
 use crate::core::error::Result;
 use crate::core::raw::Raw;
-use crate::core::url::shown_url;
+use crate::core::url::{check_server_url, shown_url, url_credentials};
+
+/// Which transport the config names, its own keys required and the others' forbidden.
+pub(super) enum TransportKind {
+    Stdio,
+    Http,
+    InProcess,
+}
+
+pub(super) fn transport_kind(raw: &Raw) -> Result<TransportKind> {
+    let name = raw.get("transport");
+    match name.as_str() {
+        Some("stdio") => {
+            require(raw, "stdio", "command")?;
+            forbid(raw, "stdio", &["url", "server", "http"])?;
+            Ok(TransportKind::Stdio)
+        }
+        Some("streamable-http") => {
+            require(raw, "streamable-http", "url")?;
+            forbid(
+                raw,
+                "streamable-http",
+                &[
+                    "command", "args", "server", "env", "cwd", "stderr", "sandbox",
+                ],
+            )?;
+            Ok(TransportKind::Http)
+        }
+        Some("inprocess") => {
+            require(raw, "inprocess", "server")?;
+            forbid(
+                raw,
+                "inprocess",
+                &[
+                    "command", "args", "url", "http", "env", "cwd", "stderr", "sandbox", "cassette",
+                ],
+            )?;
+            Ok(TransportKind::InProcess)
+        }
+        _ => Err(refuse(format!(
+            "mcp: unknown transport '{}'",
+            name.display()
+        ))),
+    }
+}
+
+/// The transport's own keys, read (`headers`: `http.headers`, read before).
+pub(super) fn parse_transport(
+    raw: &Raw,
+    kind: TransportKind,
+    headers: Headers,
+) -> Result<Transport> {
+    Ok(match kind {
+        TransportKind::Stdio => Transport::Stdio {
+            command: non_empty_string(raw, "command")?,
+            args: optional_string_list(raw, "args")?.unwrap_or_default(),
+            env: parse_env(raw.get("env"))?,
+            cwd: optional_string(raw, "cwd")?,
+            stderr: parse_stderr(raw.get("stderr"))?,
+            sandbox: sandbox::parse(raw)?,
+        },
+        TransportKind::Http => http(raw, headers)?,
+        TransportKind::InProcess => {
+            check_server(raw.get("server"))?;
+            Transport::InProcess
+        }
+    })
+}
+
+/// streamable-http: the URL, and `http.oauth`, which holds the URL to the trust rules and
+/// replaces a static `Authorization` header.
+fn http(raw: &Raw, headers: Headers) -> Result<Transport> {
+    let url = parse_url(raw)?;
+    let oauth = parse_oauth(raw.get("http").get("oauth"))?.map(Box::new);
+    if oauth.is_some() {
+        check_server_url(&url, &shown_url(&url))?;
+        if let Headers::Static(h) = &headers {
+            if h.iter()
+                .any(|(n, _)| n.eq_ignore_ascii_case("authorization"))
+            {
+                return Err(refuse(
+                    "mcp: 'http.headers' has a static 'Authorization' header, which 'http.oauth' replaces; give one of them".into(),
+                ));
+            }
+        }
+    }
+    Ok(Transport::Http {
+        credentials: url_credentials(&url),
+        url,
+        headers,
+        oauth,
+    })
+}
 
 pub(super) fn parse_headers(http: &Raw) -> Result<Headers> {
     let headers = match http {

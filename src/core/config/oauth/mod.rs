@@ -140,7 +140,8 @@ fn http_url(key: &str, value: &str) -> Result<Url> {
     }
 }
 
-/// `http.oauth`, checked whole at construction; `None` when absent.
+/// `http.oauth`, checked whole at construction; `None` when absent. Each group of keys has its
+/// reader, in the order the refusals are made.
 pub fn parse_oauth(raw: &Raw) -> Result<Option<OAuthConfig>> {
     let members = match raw {
         Raw::Undefined => return Ok(None),
@@ -163,8 +164,48 @@ pub fn parse_oauth(raw: &Raw) -> Result<Option<OAuthConfig>> {
         ],
         Grant::AuthorizationCode,
     )?;
-    let client_id = string_member(raw, "clientId", false)?;
-    let client_secret = string_member(raw, "clientSecret", true)?;
+    let client = client(raw)?;
+    let client_metadata_url = client_metadata_url(raw)?;
+    let client_name = string_member(raw, "clientName", false)?;
+    let redirect_uri = redirect_uri(raw)?;
+    let (scope, resource) = (scope(raw)?, resource(raw)?);
+    let issuer = issuer(raw)?;
+    let (authorize, store) = host_callbacks(raw)?;
+    grant_needs(grant, &client, redirect_uri.is_some(), authorize)?;
+    let dpop = parse_dpop(raw.get("dpop"))?;
+    let jwt_bearer = parse_jwt_bearer(raw, grant == Grant::JwtBearer)?;
+    Ok(Some(OAuthConfig {
+        client_id: client.id,
+        client_secret: client.secret,
+        private_key: client.private_key,
+        signing_algorithm: client.signing_algorithm,
+        client_metadata_url,
+        client_name,
+        redirect_uri,
+        scope,
+        resource,
+        grant,
+        issuer,
+        authorize,
+        store,
+        dpop,
+        jwt_bearer,
+    }))
+}
+
+/// The client as the authorization server knows it, and how it authenticates.
+struct Client {
+    id: Option<String>,
+    secret: Option<String>,
+    private_key: Option<String>,
+    signing_algorithm: SigningAlgorithm,
+}
+
+/// `clientId`, `clientSecret`, `privateKey` and `signingAlgorithm`, and what they need of each
+/// other.
+fn client(raw: &Raw) -> Result<Client> {
+    let id = string_member(raw, "clientId", false)?;
+    let secret = string_member(raw, "clientSecret", true)?;
     let private_key = string_member(raw, "privateKey", true)?;
     if let Some(key) = &private_key {
         if !key.contains("-----BEGIN PRIVATE KEY-----") {
@@ -174,36 +215,43 @@ pub fn parse_oauth(raw: &Raw) -> Result<Option<OAuthConfig>> {
             ));
         }
     }
-    let signing_algorithm = match raw.get("signingAlgorithm") {
-        Raw::Undefined => SigningAlgorithm::Es256,
-        Raw::String(s) if s == "ES256" => SigningAlgorithm::Es256,
-        Raw::String(s) if s == "RS256" => SigningAlgorithm::Rs256,
-        other => {
-            return Err(refuse(format!(
-                "mcp: 'http.oauth.signingAlgorithm' must be 'ES256' or 'RS256', got '{}'",
-                other.display()
-            )))
-        }
+    let signing_algorithm = literal(
+        raw.get("signingAlgorithm"),
+        "http.oauth.signingAlgorithm",
+        &[
+            ("ES256", SigningAlgorithm::Es256),
+            ("RS256", SigningAlgorithm::Rs256),
+        ],
+        SigningAlgorithm::Es256,
+    )?;
+    let needs = |ok: bool, message: &str| match ok {
+        true => Ok(()),
+        false => Err(refuse(message.into())),
     };
-    if !raw.get("signingAlgorithm").is_absent() && private_key.is_none() {
-        return Err(refuse(
-            "mcp: 'http.oauth.signingAlgorithm' needs 'http.oauth.privateKey'".into(),
-        ));
-    }
-    if client_secret.is_some() && private_key.is_some() {
-        return Err(refuse(
-            "mcp: give 'http.oauth.clientSecret' or 'http.oauth.privateKey', not both".into(),
-        ));
-    }
-    if (client_secret.is_some() || private_key.is_some()) && client_id.is_none() {
-        return Err(refuse(
-            "mcp: 'http.oauth.clientSecret' and 'http.oauth.privateKey' need 'http.oauth.clientId'"
-                .into(),
-        ));
-    }
-    let client_metadata_url = string_member(raw, "clientMetadataUrl", false)?;
-    if let Some(u) = &client_metadata_url {
-        // SEP-991: an https URL with a path is the client's id.
+    needs(
+        raw.get("signingAlgorithm").is_absent() || private_key.is_some(),
+        "mcp: 'http.oauth.signingAlgorithm' needs 'http.oauth.privateKey'",
+    )?;
+    needs(
+        secret.is_none() || private_key.is_none(),
+        "mcp: give 'http.oauth.clientSecret' or 'http.oauth.privateKey', not both",
+    )?;
+    needs(
+        (secret.is_none() && private_key.is_none()) || id.is_some(),
+        "mcp: 'http.oauth.clientSecret' and 'http.oauth.privateKey' need 'http.oauth.clientId'",
+    )?;
+    Ok(Client {
+        id,
+        secret,
+        private_key,
+        signing_algorithm,
+    })
+}
+
+/// `clientMetadataUrl`: an https URL with a path is the client's id.
+fn client_metadata_url(raw: &Raw) -> Result<Option<String>> {
+    let url = string_member(raw, "clientMetadataUrl", false)?;
+    if let Some(u) = &url {
         let ok = Url::parse(u)
             .map(|p| p.scheme() == "https" && p.path() != "/" && p.fragment().is_none())
             .unwrap_or(false);
@@ -213,11 +261,14 @@ pub fn parse_oauth(raw: &Raw) -> Result<Option<OAuthConfig>> {
             )));
         }
     }
-    let client_name = string_member(raw, "clientName", false)?;
-    let redirect_uri = string_member(raw, "redirectUri", false)?;
-    if let Some(u) = &redirect_uri {
-        // Where the authorization code goes: a loopback listener (RFC 8252 §7.3) or an https
-        // page; any other scheme or host would hand the code to whoever serves it.
+    Ok(url)
+}
+
+/// `redirectUri`: where the authorization code goes, a loopback listener (RFC 8252 §7.3) or an
+/// https page; any other scheme or host would hand the code to whoever serves it.
+fn redirect_uri(raw: &Raw) -> Result<Option<String>> {
+    let uri = string_member(raw, "redirectUri", false)?;
+    if let Some(u) = &uri {
         match Url::parse(u) {
             Ok(p) if p.fragment().is_none() && trusted_scheme(&p) => {}
             _ => {
@@ -227,31 +278,39 @@ pub fn parse_oauth(raw: &Raw) -> Result<Option<OAuthConfig>> {
             }
         }
     }
-    let scope = match raw.get("scope") {
-        Raw::Undefined => None,
-        Raw::String(s) => normalize_scope(s),
-        other => {
-            return Err(refuse(format!(
-                "mcp: 'http.oauth.scope' must be a string of space-separated scopes, got {}",
-                describe_type(other)
-            )))
-        }
-    };
-    let resource = match raw.get("resource") {
-        Raw::Undefined => ResourceChoice::Discovered,
-        Raw::Bool(false) => ResourceChoice::Omit,
-        Raw::String(s) => ResourceChoice::Fixed(http_url("resource", s)?.as_str().to_owned()),
-        other => {
-            return Err(refuse(format!(
-                "mcp: 'http.oauth.resource' must be a URL string or false, got {}",
-                describe_type(other)
-            )))
-        }
-    };
+    Ok(uri)
+}
+
+fn scope(raw: &Raw) -> Result<Option<String>> {
+    match raw.get("scope") {
+        Raw::Undefined => Ok(None),
+        Raw::String(s) => Ok(normalize_scope(s)),
+        other => Err(refuse(format!(
+            "mcp: 'http.oauth.scope' must be a string of space-separated scopes, got {}",
+            describe_type(other)
+        ))),
+    }
+}
+
+fn resource(raw: &Raw) -> Result<ResourceChoice> {
+    match raw.get("resource") {
+        Raw::Undefined => Ok(ResourceChoice::Discovered),
+        Raw::Bool(false) => Ok(ResourceChoice::Omit),
+        Raw::String(s) => Ok(ResourceChoice::Fixed(
+            http_url("resource", s)?.as_str().to_owned(),
+        )),
+        other => Err(refuse(format!(
+            "mcp: 'http.oauth.resource' must be a URL string or false, got {}",
+            describe_type(other)
+        ))),
+    }
+}
+
+/// `issuer`: an identifier is an https URL without a query or fragment (RFC 8414 §2; http
+/// only on loopback, for local servers and tests).
+fn issuer(raw: &Raw) -> Result<Option<String>> {
     let issuer = string_member(raw, "issuer", false)?;
     if let Some(i) = &issuer {
-        // RFC 8414 §2: an issuer identifier is an https URL without a query or fragment (http
-        // only on loopback, for local servers and tests).
         let ok = Url::parse(i)
             .map(|u| trusted_scheme(&u) && u.query().is_none() && u.fragment().is_none())
             .unwrap_or(false);
@@ -261,6 +320,11 @@ pub fn parse_oauth(raw: &Raw) -> Result<Option<OAuthConfig>> {
             )));
         }
     }
+    Ok(issuer)
+}
+
+/// Whether the host gave the `authorize` callback and the `store`.
+fn host_callbacks(raw: &Raw) -> Result<(bool, bool)> {
     let authorize = match raw.get("authorize") {
         Raw::Undefined => false,
         Raw::Function => true,
@@ -285,65 +349,35 @@ pub fn parse_oauth(raw: &Raw) -> Result<Option<OAuthConfig>> {
             ))
         }
     };
-    match grant {
-        Grant::AuthorizationCode => {
-            if redirect_uri.is_none() {
-                return Err(refuse(
-                    "mcp: the 'authorization_code' grant of 'http.oauth' requires 'http.oauth.redirectUri'"
-                        .into(),
-                ));
-            }
-        }
-        Grant::JwtBearer => {
-            // The client as the authorization server knows it (RFC 7523 §3.1: the assertion
-            // is no client authentication; an ID-JAG names the client it was issued to).
-            if client_id.is_none() {
-                return Err(refuse(
-                    "mcp: the 'jwt_bearer' grant of 'http.oauth' requires 'http.oauth.clientId'"
-                        .into(),
-                ));
-            }
-            if authorize {
-                return Err(refuse(
-                    "mcp: 'http.oauth.authorize' is not used by the 'jwt_bearer' grant".into(),
-                ));
-            }
-        }
-        Grant::ClientCredentials => {
-            if client_id.is_none() || (client_secret.is_none() && private_key.is_none()) {
-                return Err(refuse(
-                    "mcp: the 'client_credentials' grant of 'http.oauth' requires 'http.oauth.clientId' and 'http.oauth.clientSecret' or 'http.oauth.privateKey'"
-                        .into(),
-                ));
-            }
-            if authorize {
-                return Err(refuse(
-                    "mcp: 'http.oauth.authorize' is not used by the 'client_credentials' grant"
-                        .into(),
-                ));
-            }
-        }
-    }
-    let dpop = parse_dpop(raw.get("dpop"))?;
-    let jwt_bearer = parse_jwt_bearer(raw, grant == Grant::JwtBearer)?;
-    Ok(Some(OAuthConfig {
-        client_id,
-        client_secret,
-        private_key,
-        signing_algorithm,
-        client_metadata_url,
-        client_name,
-        redirect_uri,
-        scope,
-        resource,
-        grant,
-        issuer,
-        authorize,
-        store,
-        dpop,
-        jwt_bearer,
-    }))
+    Ok((authorize, store))
 }
+
+/// What each grant needs of the other keys, and what it does not use.
+fn grant_needs(grant: Grant, client: &Client, redirect: bool, authorize: bool) -> Result<()> {
+    let authenticates = client.secret.is_some() || client.private_key.is_some();
+    let refusal = match grant {
+        Grant::AuthorizationCode if !redirect => {
+            "mcp: the 'authorization_code' grant of 'http.oauth' requires 'http.oauth.redirectUri'"
+        }
+        // The client as the authorization server knows it (RFC 7523 §3.1: the assertion is no
+        // client authentication; an ID-JAG names the client it was issued to).
+        Grant::JwtBearer if client.id.is_none() => {
+            "mcp: the 'jwt_bearer' grant of 'http.oauth' requires 'http.oauth.clientId'"
+        }
+        Grant::JwtBearer if authorize => {
+            "mcp: 'http.oauth.authorize' is not used by the 'jwt_bearer' grant"
+        }
+        Grant::ClientCredentials if client.id.is_none() || !authenticates => {
+            "mcp: the 'client_credentials' grant of 'http.oauth' requires 'http.oauth.clientId' and 'http.oauth.clientSecret' or 'http.oauth.privateKey'"
+        }
+        Grant::ClientCredentials if authorize => {
+            "mcp: 'http.oauth.authorize' is not used by the 'client_credentials' grant"
+        }
+        _ => return Ok(()),
+    };
+    Err(refuse(refusal.into()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
