@@ -8,15 +8,18 @@
 //! URL is named by its key or its role, never shown.
 //!
 //! `trust` holds the checks at the trust boundary (issuer identity, the URLs a server hands
-//! over; the scheme rules are `core::url`'s), `challenge` reads `WWW-Authenticate`, `flow` the
-//! rest of the decisions, `jws` signed JWTs (the client assertion, DPoP proofs). The
+//! over; the scheme rules are `core::url`'s), `challenge` reads `WWW-Authenticate`,
+//! `authorization` the code flow's request and a client's registration, `flow` the rest of
+//! the decisions, `jws` signed JWTs (the client assertion, DPoP proofs). The
 //! `http.oauth` key itself is read by `core::config::oauth`.
 
+mod authorization;
 mod challenge;
 mod flow;
 pub mod jws;
 mod trust;
 
+pub use authorization::*;
 pub use challenge::Challenge;
 pub use flow::*;
 pub use trust::*;

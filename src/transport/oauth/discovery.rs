@@ -1,13 +1,14 @@
 //! Discovery: the protected resource's metadata (RFC 9728) and its authorization server's
 //! (RFC 8414 / OpenID discovery, with the 2025-03-26 fallbacks).
 
-use super::wire::{read_body, string_list, PROTOCOL_VERSION};
+use super::wire::{read_body, PROTOCOL_VERSION};
 use super::{Flight, OAuth};
 use crate::core::config::oauth::ResourceChoice;
 use crate::core::error::Failure;
 use crate::core::oauth::{
     authorization_server_metadata_urls, canonical_resource, legacy_authorization_server,
-    legacy_endpoint, resource_allowed, resource_metadata_urls, same_issuer, trusted_url, untrusted,
+    legacy_endpoint, metadata_speaks_for, resource_allowed, resource_metadata_urls, same_issuer,
+    same_origin, string_list, trusted_url, untrusted,
 };
 use serde_json::Value;
 
@@ -112,41 +113,14 @@ impl OAuth {
         if let Some(named) = from {
             // A 401 may point anywhere (a cloud metadata service, an internal host): only
             // metadata on the server's own origin is fetched (RFC 9728 §3.3 binds it there).
-            let origin = |u: &str| url::Url::parse(u).ok().map(|u| u.origin());
-            if origin(named).is_none() || origin(named) != origin(&self.server_url) {
+            if !same_origin(named, &self.server_url) {
                 return Err(untrusted(format!(
                     "mcp: oauth: the challenge of '{}' names resource metadata on another origin; it was not fetched",
                     self.shown_url
                 )));
             }
         }
-        let mut resource_metadata = None;
-        for url in resource_metadata_urls(&self.server_url, from) {
-            match self.fetch_json(&url).await {
-                Fetched::Found(v) => {
-                    resource_metadata = Some(v);
-                    break;
-                }
-                Fetched::Missing => continue,
-                Fetched::Broken(_) => break,
-            }
-        }
-        let mut resource = None;
-        let mut resource_scopes = None;
-        let mut server = None;
-        if let Some(prm) = &resource_metadata {
-            let named = prm.get("resource").and_then(Value::as_str).unwrap_or("");
-            if !resource_allowed(&self.server_url, named) {
-                return Err(format!(
-                    "mcp: oauth: the protected resource metadata of '{}' names the resource '{named}', which does not cover it; no authorization was attempted",
-                    self.shown_url
-                ).into());
-            }
-            resource = Some(named.to_owned());
-            resource_scopes = string_list(prm.get("scopes_supported"));
-            server =
-                string_list(prm.get("authorization_servers")).and_then(|s| s.into_iter().next());
-        }
+        let (resource, resource_scopes, server) = self.protected_resource(from).await?;
         // Without protected resource metadata (the 2025-03-26 rules) the authorization server
         // is the MCP server's own origin.
         let legacy = server.is_none();
@@ -160,38 +134,7 @@ impl OAuth {
             &server,
             &self.server_url,
         )?;
-        let mut metadata = None;
-        let mut issuer = server.clone();
-        for url in authorization_server_metadata_urls(&server) {
-            match self.fetch_json(&url).await {
-                Fetched::Found(v) => {
-                    // A document that claims another issuer than the one it was looked up for
-                    // is not that issuer's: using it would post the code, the verifier or a
-                    // client assertion where it points (the mix-up attack). The 2025-03-26
-                    // root document, served by the MCP server itself, may name an issuer with
-                    // a path, on that origin only (so it can never claim another's).
-                    let claimed = v.get("issuer").and_then(Value::as_str).unwrap_or("");
-                    let same_origin = || {
-                        let origin = |u: &str| url::Url::parse(u).ok().map(|u| u.origin());
-                        origin(claimed).is_some() && origin(claimed) == origin(&self.server_url)
-                    };
-                    if !(same_issuer(claimed, &server) || legacy && same_origin()) {
-                        return Err(untrusted(format!(
-                            "mcp: oauth: the authorization server metadata at '{url}' names another issuer than '{server}', which it was looked up for (RFC 8414 §3.3); it was not used"
-                        )));
-                    }
-                    issuer = claimed.to_owned();
-                    metadata = Some(v);
-                    break;
-                }
-                Fetched::Missing => continue,
-                Fetched::Broken(status) => {
-                    return Err(format!(
-                        "mcp: oauth: the authorization server's metadata at '{url}' answered HTTP {status}"
-                    ).into())
-                }
-            }
-        }
+        let (issuer, metadata) = self.authorization_server(&server, legacy).await?;
         if let Some(pin) = &self.cfg.issuer {
             if !same_issuer(&issuer, pin) {
                 return Err(untrusted(format!(
@@ -219,4 +162,70 @@ impl OAuth {
         flight.discovery = Some(d.clone());
         Ok(d)
     }
+
+    /// The protected resource's metadata (RFC 9728), if it has any: the resource it names
+    /// (which must cover the server), its scopes, and its first authorization server.
+    async fn protected_resource(&self, from: Option<&str>) -> Result<Protected, Failure> {
+        let mut found = None;
+        for url in resource_metadata_urls(&self.server_url, from) {
+            match self.fetch_json(&url).await {
+                Fetched::Found(v) => {
+                    found = Some(v);
+                    break;
+                }
+                Fetched::Missing => continue,
+                Fetched::Broken(_) => break,
+            }
+        }
+        let Some(prm) = found else {
+            return Ok((None, None, None));
+        };
+        let named = prm.get("resource").and_then(Value::as_str).unwrap_or("");
+        if !resource_allowed(&self.server_url, named) {
+            return Err(format!(
+                "mcp: oauth: the protected resource metadata of '{}' names the resource '{named}', which does not cover it; no authorization was attempted",
+                self.shown_url
+            ).into());
+        }
+        let server =
+            string_list(prm.get("authorization_servers")).and_then(|s| s.into_iter().next());
+        Ok((
+            Some(named.to_owned()),
+            string_list(prm.get("scopes_supported")),
+            server,
+        ))
+    }
+
+    /// The metadata of authorization server `server` (RFC 8414, OpenID discovery), if it has
+    /// any, with the issuer it validated; `server` itself without.
+    async fn authorization_server(
+        &self,
+        server: &str,
+        legacy: bool,
+    ) -> Result<(String, Option<Value>), Failure> {
+        for url in authorization_server_metadata_urls(server) {
+            match self.fetch_json(&url).await {
+                Fetched::Found(v) => {
+                    let claimed = v.get("issuer").and_then(Value::as_str).unwrap_or("");
+                    if !metadata_speaks_for(claimed, server, legacy, &self.server_url) {
+                        return Err(untrusted(format!(
+                            "mcp: oauth: the authorization server metadata at '{url}' names another issuer than '{server}', which it was looked up for (RFC 8414 §3.3); it was not used"
+                        )));
+                    }
+                    return Ok((claimed.to_owned(), Some(v)));
+                }
+                Fetched::Missing => continue,
+                Fetched::Broken(status) => {
+                    return Err(format!(
+                        "mcp: oauth: the authorization server's metadata at '{url}' answered HTTP {status}"
+                    ).into())
+                }
+            }
+        }
+        Ok((server.to_owned(), None))
+    }
 }
+
+/// What protected resource metadata names: the resource, its scopes, its first authorization
+/// server.
+type Protected = (Option<String>, Option<Vec<String>>, Option<String>);

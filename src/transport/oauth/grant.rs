@@ -9,14 +9,16 @@ use super::{lock, Flight, OAuth, Tokens};
 use crate::core::config::oauth::Grant;
 use crate::core::error::{Failure, OAuthFailure};
 use crate::core::oauth::{
-    read_redirect, select_auth_method, select_scope, token_type_shown, AuthMethod, Challenge,
-    JWT_BEARER_GRANT,
+    code_challenge, code_flow_refusal, expected_iss, read_redirect, select_auth_method,
+    select_scope, token_type_shown, AuthMethod, AuthorizationRequest, Challenge, JWT_BEARER_GRANT,
 };
-use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use serde_json::Value;
 
 impl OAuth {
+    /// A new token: by the grant with no user in it, or by the code flow through the host's
+    /// `authorize` callback; `step_up` keeps the scope asked for before.
     pub(super) async fn authorize(
         &self,
         flight: &mut Flight,
@@ -35,34 +37,8 @@ impl OAuth {
                     .or_else(|| lock(&self.current).as_ref().and_then(|t| t.scope.clone()))
             })
             .flatten();
-        // The grants with no user in them: one token request, its scope chosen as the
-        // login's would be.
         if matches!(self.cfg.grant, Grant::JwtBearer | Grant::ClientCredentials) {
-            let scope = select_scope(
-                challenge.scope.as_deref(),
-                d.resource_scopes.as_deref(),
-                self.cfg.scope.as_deref(),
-                before.as_deref(),
-                None,
-            );
-            let client = self.client(flight, &d, None).await?;
-            let mut params = match self.cfg.grant {
-                Grant::JwtBearer => vec![
-                    ("grant_type".to_owned(), JWT_BEARER_GRANT.to_owned()),
-                    (
-                        "assertion".to_owned(),
-                        self.jwt_assertion(&d, scope.as_deref()).await?,
-                    ),
-                ],
-                _ => vec![("grant_type".to_owned(), "client_credentials".to_owned())],
-            };
-            if let Some(s) = &scope {
-                params.push(("scope".to_owned(), s.clone()));
-            }
-            let mut tokens = self.token_request(&d, &client, params).await?;
-            tokens.scope = tokens.scope.or(scope.clone());
-            flight.scope = scope;
-            return self.save_tokens(tokens).await;
+            return self.machine_grant(flight, &d, challenge, before).await;
         }
         if !self.host.can_authorize() {
             return Err(Failure::oauth(OAuthFailure::AuthorizationRequired, format!(
@@ -77,77 +53,96 @@ impl OAuth {
             before.as_deref(),
             d.meta_list("scopes_supported").as_deref(),
         );
-        // Checked before anything else happens: only an https (or loopback http) URL is ever
-        // handed to the host, which may open() it (a `file:`, `javascript:` or `ms-msdt:` URL
-        // would run on the user's machine).
-        let endpoint = d.endpoint("authorization_endpoint", "/authorize")?;
-        let client = self.client(flight, &d, scope.as_deref()).await?;
-        if let Some(types) = d.meta_list("response_types_supported") {
-            if !types.iter().any(|t| t == "code") {
-                return Err("mcp: oauth: the authorization server does not support the 'code' response type".into());
-            }
-        }
-        // PKCE must be verified (MCP 2025-11-25): metadata that does not list S256 (or lists no
-        // methods) is refused. Without any metadata (the 2025-03-26 fallback endpoints) there is
-        // nothing to verify, and that revision's servers are taken to support it.
-        if d.metadata.is_some()
-            && !d
-                .meta_list("code_challenge_methods_supported")
-                .is_some_and(|m| m.iter().any(|m| m == "S256"))
-        {
-            return Err(
-                "mcp: oauth: the authorization server does not advertise PKCE with S256 ('code_challenge_methods_supported'); no authorization was attempted".into(),
-            );
-        }
-        let verifier = random_b64(32)?;
-        let state = random_b64(24)?;
-        self.secrets.remember(&verifier);
-        self.secrets.remember(&state);
-        let digest = ring::digest::digest(&ring::digest::SHA256, verifier.as_bytes());
-        let code_challenge = URL_SAFE_NO_PAD.encode(digest.as_ref());
-        let mut url = url::Url::parse(&endpoint).map_err(|_| {
-            "mcp: oauth: the authorization server's 'authorization_endpoint' is not a URL"
-                .to_owned()
-        })?;
-        let redirect_uri = self.cfg.redirect_uri.clone().unwrap_or_default();
-        {
-            let mut q = url.query_pairs_mut();
-            q.append_pair("response_type", "code");
-            q.append_pair("client_id", &client.client_id);
-            q.append_pair("code_challenge", &code_challenge);
-            q.append_pair("code_challenge_method", "S256");
-            q.append_pair("redirect_uri", &redirect_uri);
-            q.append_pair("state", &state);
-            if let Some(s) = &scope {
-                q.append_pair("scope", s);
-                if s.split(' ').any(|x| x == "offline_access") {
-                    q.append_pair("prompt", "consent");
-                }
-            }
-            if let Some(r) = &d.resource {
-                q.append_pair("resource", r);
-            }
-        }
-        let redirect = self.host.authorize(url.to_string(), reason).await?;
-        self.secrets.remember(&redirect);
-        let iss_required = d
-            .metadata
-            .as_ref()
-            .and_then(|m| m.get("authorization_response_iss_parameter_supported"))
-            == Some(&Value::Bool(true));
-        let expected_iss = d.metadata.as_ref().map(|_| d.issuer.as_str());
-        let code = read_redirect(&redirect, &state, expected_iss, iss_required)?;
-        self.secrets.remember(&code);
+        let (code, verifier, client) = self.code(flight, &d, scope.as_deref(), reason).await?;
         let params = vec![
             ("grant_type".to_owned(), "authorization_code".to_owned()),
             ("code".to_owned(), code),
             ("code_verifier".to_owned(), verifier),
-            ("redirect_uri".to_owned(), redirect_uri),
+            (
+                "redirect_uri".to_owned(),
+                self.cfg.redirect_uri.clone().unwrap_or_default(),
+            ),
         ];
         let mut tokens = self.token_request(&d, &client, params).await?;
         tokens.scope = tokens.scope.or(scope.clone());
         flight.scope = scope;
         self.save_tokens(tokens).await
+    }
+
+    /// The grants with no user in them: one token request, its scope chosen as the login's
+    /// would be.
+    async fn machine_grant(
+        &self,
+        flight: &mut Flight,
+        d: &Discovery,
+        challenge: &Challenge,
+        before: Option<String>,
+    ) -> Result<(), Failure> {
+        let scope = select_scope(
+            challenge.scope.as_deref(),
+            d.resource_scopes.as_deref(),
+            self.cfg.scope.as_deref(),
+            before.as_deref(),
+            None,
+        );
+        let client = self.client(flight, d, None).await?;
+        let mut params = match self.cfg.grant {
+            Grant::JwtBearer => vec![
+                ("grant_type".to_owned(), JWT_BEARER_GRANT.to_owned()),
+                (
+                    "assertion".to_owned(),
+                    self.jwt_assertion(d, scope.as_deref()).await?,
+                ),
+            ],
+            _ => vec![("grant_type".to_owned(), "client_credentials".to_owned())],
+        };
+        if let Some(s) = &scope {
+            params.push(("scope".to_owned(), s.clone()));
+        }
+        let mut tokens = self.token_request(d, &client, params).await?;
+        tokens.scope = tokens.scope.or(scope.clone());
+        flight.scope = scope;
+        self.save_tokens(tokens).await
+    }
+
+    /// The code flow up to its code: the authorization request handed to the host, its
+    /// redirect read. Returns the code, the PKCE verifier and the client it was made for.
+    async fn code(
+        &self,
+        flight: &mut Flight,
+        d: &Discovery,
+        scope: Option<&str>,
+        reason: &'static str,
+    ) -> Result<(String, String, ClientInfo), Failure> {
+        // Checked before anything else happens: only an https (or loopback http) URL is ever
+        // handed to the host, which may open() it (a `file:`, `javascript:` or `ms-msdt:` URL
+        // would run on the user's machine).
+        let endpoint = d.endpoint("authorization_endpoint", "/authorize")?;
+        let client = self.client(flight, d, scope).await?;
+        if let Some(refusal) = code_flow_refusal(d.metadata.as_ref()) {
+            return Err(refusal.to_owned().into());
+        }
+        let verifier = random_b64(32)?;
+        let state = random_b64(24)?;
+        self.secrets.remember(&verifier);
+        self.secrets.remember(&state);
+        let url = AuthorizationRequest {
+            endpoint: &endpoint,
+            client_id: &client.client_id,
+            code_challenge: &code_challenge(&verifier),
+            redirect_uri: self.cfg.redirect_uri.as_deref().unwrap_or_default(),
+            state: &state,
+            scope,
+            resource: d.resource.as_deref(),
+        }
+        .url()
+        .map_err(str::to_owned)?;
+        let redirect = self.host.authorize(url, reason).await?;
+        self.secrets.remember(&redirect);
+        let (expected_iss, iss_required) = expected_iss(d.metadata.as_ref(), &d.issuer);
+        let code = read_redirect(&redirect, &state, expected_iss, iss_required)?;
+        self.secrets.remember(&code);
+        Ok((code, verifier, client))
     }
 
     /// A POST to the token endpoint, authenticated as the server advertises; with DPoP, with a

@@ -5,7 +5,7 @@ use super::discovery::Discovery;
 use super::wire::json_answer;
 use super::{Flight, OAuth};
 use crate::core::error::Failure;
-use crate::core::oauth::{issuers_match, untrusted};
+use crate::core::oauth::{issuers_match, registration_request, untrusted};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
@@ -72,20 +72,7 @@ impl OAuth {
         scope: Option<&str>,
     ) -> Result<ClientInfo, Failure> {
         if let Some(id) = &self.cfg.client_id {
-            // An assertion (a workload's token) is a credential too: the grant's assertion goes
-            // to the same one authorization server as a secret would.
-            if self.cfg.client_secret.is_some()
-                || self.cfg.private_key.is_some()
-                || self.cfg.jwt_bearer.is_some()
-            {
-                self.bind_credentials(flight, d).await?;
-            }
-            return Ok(ClientInfo {
-                client_id: id.clone(),
-                client_secret: self.cfg.client_secret.clone(),
-                token_endpoint_auth_method: None,
-                issuer: None,
-            });
+            return self.configured_client(flight, d, id).await;
         }
         if let Some(c) = &flight.client {
             if c.issuer
@@ -98,20 +85,7 @@ impl OAuth {
         // Registrations are keyed by the validated issuer: a new authorization server gets a
         // registration of its own, never another's client.
         let key = Self::client_key(&d.issuer);
-        if let Some(stored) = self
-            .host
-            .load(key.clone())
-            .await?
-            .and_then(|v| serde_json::from_value::<ClientInfo>(v).ok())
-            .filter(|c| {
-                c.issuer
-                    .as_deref()
-                    .is_none_or(|i| issuers_match(i, &d.issuer))
-            })
-        {
-            if let Some(s) = &stored.client_secret {
-                self.secrets.remember_current("client_secret", s);
-            }
+        if let Some(stored) = self.stored_client(&key, d).await? {
             flight.client = Some(stored.clone());
             return Ok(stored);
         }
@@ -130,6 +104,57 @@ impl OAuth {
             flight.client = Some(c.clone());
             return Ok(c);
         }
+        let c = self.register(d, scope).await?;
+        self.host
+            .save(key, serde_json::to_value(&c).unwrap_or(Value::Null))
+            .await?;
+        flight.client = Some(c.clone());
+        Ok(c)
+    }
+
+    /// `http.oauth.clientId`, its credentials bound to one authorization server. An assertion
+    /// (a workload's token) is a credential too: the grant's assertion goes to the same one
+    /// authorization server as a secret would.
+    async fn configured_client(
+        &self,
+        flight: &mut Flight,
+        d: &Discovery,
+        id: &str,
+    ) -> Result<ClientInfo, Failure> {
+        if self.cfg.client_secret.is_some()
+            || self.cfg.private_key.is_some()
+            || self.cfg.jwt_bearer.is_some()
+        {
+            self.bind_credentials(flight, d).await?;
+        }
+        Ok(ClientInfo {
+            client_id: id.to_owned(),
+            client_secret: self.cfg.client_secret.clone(),
+            token_endpoint_auth_method: None,
+            issuer: None,
+        })
+    }
+
+    /// The registration the store keeps under `key`, if it is of this issuer.
+    async fn stored_client(&self, key: &str, d: &Discovery) -> Result<Option<ClientInfo>, Failure> {
+        let stored = self
+            .host
+            .load(key.to_owned())
+            .await?
+            .and_then(|v| serde_json::from_value::<ClientInfo>(v).ok())
+            .filter(|c| {
+                c.issuer
+                    .as_deref()
+                    .is_none_or(|i| issuers_match(i, &d.issuer))
+            });
+        if let Some(s) = stored.as_ref().and_then(|c| c.client_secret.as_ref()) {
+            self.secrets.remember_current("client_secret", s);
+        }
+        Ok(stored)
+    }
+
+    /// A dynamic client registration (RFC 7591) at the authorization server of `d`.
+    async fn register(&self, d: &Discovery, scope: Option<&str>) -> Result<ClientInfo, Failure> {
         if d.metadata.is_some() && d.meta_str("registration_endpoint").is_none() {
             return Err(format!(
                 "mcp: oauth: the authorization server of '{}' offers no client registration; give 'http.oauth.clientId' (or 'http.oauth.clientMetadataUrl' where it supports client metadata documents)",
@@ -138,26 +163,12 @@ impl OAuth {
             .into());
         }
         let endpoint = d.endpoint("registration_endpoint", "/register")?;
-        let mut body = json!({
-            "client_name": self.cfg.client_name.as_deref().unwrap_or("rulvar-mcp"),
-            "redirect_uris": [self.cfg.redirect_uri.as_deref().unwrap_or_default()],
-            "grant_types": ["authorization_code", "refresh_token"],
-            "response_types": ["code"],
-            // A native app is a public client (RFC 8252 §8.4): it authenticates with PKCE, not
-            // a secret it could not keep.
-            "token_endpoint_auth_method": "none",
-            // OpenID dynamic registration's kind of client (MCP 2026-07-28, SEP-837): a native
-            // app on a loopback redirect, a web client on an https one.
-            "application_type": application_type(self.cfg.redirect_uri.as_deref()),
-        });
-        if self.dpop.is_some() {
-            // RFC 9449 §5.2: this client always uses DPoP, so the server may refuse it a
-            // token without a proof (which no one but the key's holder can make).
-            body["dpop_bound_access_tokens"] = Value::Bool(true);
-        }
-        if let Some(s) = scope {
-            body["scope"] = Value::String(s.to_owned());
-        }
+        let body = registration_request(
+            self.cfg.client_name.as_deref(),
+            self.cfg.redirect_uri.as_deref(),
+            self.dpop.is_some(),
+            scope,
+        );
         let response = self
             .http
             .post(&endpoint)
@@ -176,30 +187,14 @@ impl OAuth {
         let Some(client_id) = value.get("client_id").and_then(Value::as_str) else {
             return Err("mcp: oauth: the client registration answer has no 'client_id'".into());
         };
-        let client_secret = self.secret_member(&value, "client_secret");
-        let c = ClientInfo {
+        Ok(ClientInfo {
             client_id: client_id.to_owned(),
-            client_secret,
+            client_secret: self.secret_member(&value, "client_secret"),
             token_endpoint_auth_method: value
                 .get("token_endpoint_auth_method")
                 .and_then(Value::as_str)
                 .map(str::to_owned),
             issuer: Some(d.issuer.clone()),
-        };
-        self.host
-            .save(key, serde_json::to_value(&c).unwrap_or(Value::Null))
-            .await?;
-        flight.client = Some(c.clone());
-        Ok(c)
-    }
-}
-
-fn application_type(redirect_uri: Option<&str>) -> &'static str {
-    let https = redirect_uri
-        .and_then(|u| url::Url::parse(u).ok())
-        .is_some_and(|u| u.scheme() == "https");
-    match https {
-        true => "web",
-        false => "native",
+        })
     }
 }

@@ -19,15 +19,6 @@ pub(super) fn now_ms() -> u64 {
         .unwrap_or(0)
 }
 
-pub(super) fn string_list(v: Option<&Value>) -> Option<Vec<String>> {
-    v.and_then(Value::as_array).map(|a| {
-        a.iter()
-            .filter_map(Value::as_str)
-            .map(str::to_owned)
-            .collect()
-    })
-}
-
 pub(super) fn random_b64(bytes: usize) -> Result<String, String> {
     let mut buf = vec![0u8; bytes];
     ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut buf)
