@@ -161,12 +161,30 @@ function createSource(native, HostConfigError, config, traced) {
   // null unless @opentelemetry/api is installed and the host left tracing on.
   const otel = telemetry.forSource(config, traced);
   const calls = new Calls(otel);
-  const sandboxDigest = checked.sandboxDigest;
+  const imports = new Imports(HostConfigError, otel, calls, checked.sandboxDigest);
   calls.warnsOfSandbox = /** @type {any} */ (config).sandbox?.onUnsupported === 'warn';
-  let aborter = new AbortController();
-  const closing = () => aborter.signal;
-  const listed = new Listed();
-  const hooks = sourceHooks(config, checked.transport, calls, closing, otel, (text) => listed.take(text));
+  const nativeSource = openNative(native, HostConfigError, config, checked, imports);
+  const id = nativeSource.id;
+  calls.source = id;
+  imports.opened(nativeSource, id);
+  const source = sourceObject(config, imports);
+  imports.source = source;
+  resumers.set(source, (toolName, taskId, ctx) => imports.resume(toolName, taskId, ctx));
+  lockWriters.set(source, () => imports.lockText());
+  return source;
+}
+
+/**
+ * The native source of a checked config, with the hooks picked for it registered on the port.
+ * @param {typeof import('./native.js')} native
+ * @param {ConfigErrorClass} HostConfigError
+ * @param {McpConfig} config
+ * @param {import('../binding.js').NativeConfig} checked
+ * @param {Imports} imports
+ */
+function openNative(native, HostConfigError, config, checked, imports) {
+  const { calls, otel, listed } = imports;
+  const hooks = sourceHooks(config, checked.transport, calls, imports.closing, otel, (text) => listed.take(text));
   calls.hooks = hooks;
   let nativeSource;
   const registered = nativeHooks(hooks, config);
@@ -178,109 +196,26 @@ function createSource(native, HostConfigError, config, traced) {
   }
   registered.attached(nativeSource);
   calls.native = nativeSource;
-  const id = nativeSource.id;
-  calls.source = id;
+  return nativeSource;
+}
 
-  /** @type {{ key: string, defs: ToolDef[], snapshot: NativeSnapshot } | null} */
-  let cache = null;
-  /** @type {Promise<ToolDef[]> | null} */
-  let inflight = null;
-
-  // A task kept from an earlier run, followed to its end as a call of `toolName` would be.
-  /** @param {string} toolName @param {string} taskId @param {Partial<ToolContext> | undefined} ctx */
-  async function resume(toolName, taskId, ctx) {
-    if (typeof taskId !== 'string' || taskId === '') throw new TypeError('resumeTask: the task id must be a non-empty string');
-    const defs = await tools();
-    const index = defs.findIndex((d) => d.name === toolName);
-    if (index < 0) throw new Error(`mcp: no tool '${toolName}' was admitted from ${id}`);
-    const snapshot = /** @type {NonNullable<typeof cache>} */ (cache).snapshot;
-    const signal = ctx != null && ctx.signal != null ? ctx.signal : undefined;
-    if (signal?.aborted) throw new Error(abortedMessage(`${toolName}`));
-    const log = ctx != null && typeof ctx.log === 'function' ? ctx.log : undefined;
-    const started = snapshot.resume(index, taskId, log !== undefined);
-    if (typeof started === 'string') throw new HostConfigError(started);
-    return calls.start(snapshot, defs[index].name, started, ctx, log, signal, null);
-  }
-
-  /** @param {NativeSnapshot} snapshot @returns {ToolDef[]} */
-  function buildDefs(snapshot) {
-    const tools = listed.of(snapshot);
-    // What a traced call's span says of its connection, read once per snapshot.
-    const connection = otel === null ? undefined : { protocol: snapshot.protocol ?? undefined, session: snapshot.sessionId ?? undefined };
-    return tools.map((tool, index) => {
-      // `execute` is set last, an own property, so `{ ...def }` keeps it.
-      /** @type {Omit<ToolDef, 'execute'> & { execute?: ToolDef['execute'] }} */
-      const def = {
-        kind: 'tool',
-        name: tool.name,
-        description: tool.description,
-        parameters: tool.parameters,
-        executor: 'inprocess',
-        needsApproval: tool.needsApproval,
-      };
-      if (tool.risk !== undefined) def.risk = tool.risk;
-      // A confined server's tools carry its policy's digest into the authority hash; not
-      // enumerable, so the ToolDef's shape is the original's.
-      if (sandboxDigest != null) Object.defineProperty(def, 'sandbox', { value: sandboxDigest, enumerable: false });
-      if (otel === null) {
-        def.execute = (input, ctx) => calls.execute(snapshot, def, index, input, ctx, undefined);
-      } else {
-        // Made at the tool's first call: an import of thousands of tools makes none up front.
-        const names = { name: tool.name, original: tool.original ?? tool.name };
-        let traits = null;
-        def.execute = (input, ctx) => calls.execute(snapshot, def, index, input, ctx, (traits ??= otel.callTraits(names, connection)));
-      }
-      unvalidated.set(def, { snapshot, index });
-      return /** @type {ToolDef} */ (def);
-    });
-  }
-
-  async function sweep() {
-    const snapshot = await (otel === null ? nativeSource.tools() : otel.around(() => nativeSource.tools()));
-    protocols.set(source, { protocol: snapshot.protocol ?? undefined, snapshot });
-    if (cache !== null && cache.key === snapshot.key) return cache.defs;
-    const defs = buildDefs(snapshot);
-    cache = { key: snapshot.key, defs, snapshot };
-    return defs;
-  }
-
-  /** @returns {Promise<ToolDef[]>} */
-  function tools() {
-    // Decided synchronously: concurrent callers share one sweep and one array.
-    if (inflight !== null) return inflight;
-    if (cache !== null && nativeSource.cachedKey() === cache.key) return Promise.resolve(cache.defs);
-    const run = sweep().catch((err) => {
-      listed.drop();
-      throw adopt(HostConfigError, err, id);
-    });
-    inflight = run;
-    const clear = () => {
-      if (inflight === run) inflight = null;
-    };
-    run.then(clear, clear);
-    return run;
-  }
-
-  async function close() {
-    cache = null;
-    inflight = null;
-    listed.drop();
-    // An authorization waiting for the user is abandoned; a later tools() starts afresh.
-    aborter.abort(new Error('mcp: the source was closed'));
-    aborter = new AbortController();
-    await nativeSource.close();
-  }
-
-  // Methods are closures, never `this`-bound: a Proxy of the source or
-  // `source.tools.apply(other, ...)` behaves the same.
+/**
+ * The source object the host holds. Methods are closures, never `this`-bound: a Proxy of the
+ * source or `source.tools.apply(other, ...)` behaves the same.
+ * @param {McpConfig} config
+ * @param {Imports} imports
+ * @returns {McpToolSource}
+ */
+function sourceObject(config, imports) {
+  const id = imports.id;
   /** @type {Omit<McpToolSource, typeof Symbol.asyncDispose> & Partial<Pick<McpToolSource, typeof Symbol.asyncDispose>>} */
   const source = {
     id,
     tools() {
-      return tools();
+      return imports.tools();
     },
     close() {
-      return close();
+      return imports.close();
     },
     describeRegulatedPosture() {
       return describePosture(config, id);
@@ -288,26 +223,164 @@ function createSource(native, HostConfigError, config, traced) {
     // What the latest import's check against `lock` (and for poisoning signs) found; null
     // before any import, or when neither `lock` nor `strict` is set. Touches no wire.
     lockReport() {
-      const text = nativeSource.lockReport();
+      const text = imports.native.lockReport();
       return text == null ? null : JSON.parse(text);
     },
   };
-  resumers.set(source, resume);
-  lockWriters.set(source, async () => {
-    const defs = await tools();
-    if (cache === null || cache.defs !== defs) throw new Error(`mcp: the tool list of '${id}' changed while its lock was written`);
-    try {
-      return cache.snapshot.lockText();
-    } catch (err) {
-      throw adopt(HostConfigError, err);
-    }
-  });
   // So `await using source = mcp(config)` closes it when the block ends. Node defines the symbol
   // from 20.4 on; on a runtime without it the member is left out rather than named "undefined".
   if (typeof Symbol.asyncDispose === 'symbol') {
-    source[Symbol.asyncDispose] = () => close();
+    source[Symbol.asyncDispose] = () => imports.close();
   }
   return /** @type {McpToolSource} */ (source);
+}
+
+/**
+ * One source's imports: single-flight decided synchronously at call time, and one array of
+ * ToolDefs per snapshot, so a cached tools() and every sharer of a sweep get the very same
+ * array.
+ */
+class Imports {
+  /**
+   * @param {ConfigErrorClass} HostConfigError
+   * @param {ReturnType<typeof telemetry.forSource>} otel
+   * @param {Calls} calls
+   * @param {string | null | undefined} sandboxDigest
+   */
+  constructor(HostConfigError, otel, calls, sandboxDigest) {
+    this.HostConfigError = HostConfigError;
+    this.otel = otel;
+    this.calls = calls;
+    this.sandboxDigest = sandboxDigest;
+    this.listed = new Listed();
+    this.aborter = new AbortController();
+    // The source's own signal, aborted by close(): an authorization waiting for the user is
+    // abandoned.
+    this.closing = () => this.aborter.signal;
+    /** @type {import('../binding.js').NativeSource} */
+    this.native = /** @type {any} */ (null);
+    this.id = '';
+    /** @type {object} the source object, which `protocols` is keyed by */
+    this.source = {};
+    /** @type {{ key: string, defs: ToolDef[], snapshot: NativeSnapshot } | null} */
+    this.cache = null;
+    /** @type {Promise<ToolDef[]> | null} */
+    this.inflight = null;
+  }
+
+  /** @param {import('../binding.js').NativeSource} nativeSource @param {string} id */
+  opened(nativeSource, id) {
+    this.native = nativeSource;
+    this.id = id;
+  }
+
+  /** @returns {Promise<ToolDef[]>} */
+  tools() {
+    // Decided synchronously: concurrent callers share one sweep and one array.
+    if (this.inflight !== null) return this.inflight;
+    const cache = this.cache;
+    if (cache !== null && this.native.cachedKey() === cache.key) return Promise.resolve(cache.defs);
+    const run = this.sweep().catch((err) => {
+      this.listed.drop();
+      throw adopt(this.HostConfigError, err, this.id);
+    });
+    this.inflight = run;
+    const clear = () => {
+      if (this.inflight === run) this.inflight = null;
+    };
+    run.then(clear, clear);
+    return run;
+  }
+
+  async sweep() {
+    const { native, otel } = this;
+    const snapshot = await (otel === null ? native.tools() : otel.around(() => native.tools()));
+    protocols.set(this.source, { protocol: snapshot.protocol ?? undefined, snapshot });
+    if (this.cache !== null && this.cache.key === snapshot.key) return this.cache.defs;
+    const defs = toolDefs(snapshot, this.listed.of(snapshot), this.calls, this.otel, this.sandboxDigest);
+    this.cache = { key: snapshot.key, defs, snapshot };
+    return defs;
+  }
+
+  async close() {
+    this.cache = null;
+    this.inflight = null;
+    this.listed.drop();
+    // An authorization waiting for the user is abandoned; a later tools() starts afresh.
+    this.aborter.abort(new Error('mcp: the source was closed'));
+    this.aborter = new AbortController();
+    await this.native.close();
+  }
+
+  /**
+   * A task kept from an earlier run, followed to its end as a call of `toolName` would be.
+   * @param {string} toolName @param {string} taskId @param {Partial<ToolContext> | undefined} ctx
+   */
+  async resume(toolName, taskId, ctx) {
+    if (typeof taskId !== 'string' || taskId === '') throw new TypeError('resumeTask: the task id must be a non-empty string');
+    const defs = await this.tools();
+    const index = defs.findIndex((d) => d.name === toolName);
+    if (index < 0) throw new Error(`mcp: no tool '${toolName}' was admitted from ${this.id}`);
+    const snapshot = /** @type {NonNullable<Imports['cache']>} */ (this.cache).snapshot;
+    const signal = ctx != null && ctx.signal != null ? ctx.signal : undefined;
+    if (signal?.aborted) throw new Error(abortedMessage(`${toolName}`));
+    const log = ctx != null && typeof ctx.log === 'function' ? ctx.log : undefined;
+    const started = snapshot.resume(index, taskId, log !== undefined);
+    if (typeof started === 'string') throw new this.HostConfigError(started);
+    return this.calls.start(snapshot, defs[index].name, started, ctx, log, signal, null);
+  }
+
+  /** The lock file's text for what the source imports now (it imports first if it has not). */
+  async lockText() {
+    const defs = await this.tools();
+    const cache = this.cache;
+    if (cache === null || cache.defs !== defs) throw new Error(`mcp: the tool list of '${this.id}' changed while its lock was written`);
+    try {
+      return cache.snapshot.lockText();
+    } catch (err) {
+      throw adopt(this.HostConfigError, err);
+    }
+  }
+}
+
+/**
+ * The ToolDefs of a snapshot, from its tools as `json()` has them.
+ * @param {NativeSnapshot} snapshot
+ * @param {any[]} tools
+ * @param {Calls} calls
+ * @param {ReturnType<typeof telemetry.forSource>} otel
+ * @param {string | null | undefined} sandboxDigest
+ * @returns {ToolDef[]}
+ */
+function toolDefs(snapshot, tools, calls, otel, sandboxDigest) {
+  // What a traced call's span says of its connection, read once per snapshot.
+  const connection = otel === null ? undefined : { protocol: snapshot.protocol ?? undefined, session: snapshot.sessionId ?? undefined };
+  return tools.map((tool, index) => {
+    // `execute` is set last, an own property, so `{ ...def }` keeps it.
+    /** @type {Omit<ToolDef, 'execute'> & { execute?: ToolDef['execute'] }} */
+    const def = {
+      kind: 'tool',
+      name: tool.name,
+      description: tool.description,
+      parameters: tool.parameters,
+      executor: 'inprocess',
+      needsApproval: tool.needsApproval,
+    };
+    if (tool.risk !== undefined) def.risk = tool.risk;
+    // A confined server's tools carry its policy's digest into the authority hash; not
+    // enumerable, so the ToolDef's shape is the original's.
+    if (sandboxDigest != null) Object.defineProperty(def, 'sandbox', { value: sandboxDigest, enumerable: false });
+    if (otel === null) {
+      def.execute = (input, ctx) => calls.execute(snapshot, def, index, input, ctx, undefined);
+    } else {
+      // Made at the tool's first call: an import of thousands of tools makes none up front.
+      const names = { name: tool.name, original: tool.original ?? tool.name };
+      let traits = null;
+      def.execute = (input, ctx) => calls.execute(snapshot, def, index, input, ctx, (traits ??= otel.callTraits(names, connection)));
+    }
+    unvalidated.set(def, { snapshot, index });
+    return /** @type {ToolDef} */ (def);
+  });
 }
 
 module.exports = { createSource, unvalidatedReasons, protocolOf, leftOutOf, lockTextOf, resumeTask };
