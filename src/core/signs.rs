@@ -70,61 +70,70 @@ pub fn signs(specs: &[ToolSpec], redact: &dyn Fn(&str) -> String) -> Vec<Sign> {
         ];
         for (field, text) in fields {
             let Some(text) = text else { continue };
-            let mut sign = |kind, what: String| {
+            for (kind, what) in text_signs(text, &spec.name, &names, redact) {
                 out.push(Sign {
                     tool: spec.name.clone(),
                     field,
                     kind,
                     text: format!("tool '{}': {field} {what}", spec.name),
-                })
-            };
-            if let Some((at, c)) = text
-                .chars()
-                .enumerate()
-                .find(|(_, c)| hidden(*c) || control(*c))
-            {
-                let count = text.chars().filter(|c| hidden(*c) || control(*c)).count();
-                sign(
-                    "invisible-character",
-                    format!(
-                        "has {count} invisible or control character(s), the first U+{:04X} at char {at}",
-                        c as u32
-                    ),
-                );
-            }
-            if let Some(start) = text.find("<!--") {
-                let comment = redact(&text[start..]);
-                sign(
-                    "html-comment",
-                    format!("has an HTML comment: \"{}\"", visible(&comment, 60)),
-                );
-            }
-            let mut named: Vec<&str> = tokens(text)
-                .filter_map(|t| names.get(t).copied())
-                .filter(|owner| *owner != spec.name)
-                .collect();
-            named.sort_unstable();
-            named.dedup();
-            let texts = named_signs(
-                &named,
-                |other| format!("names another admitted tool, '{other}'"),
-                |more| format!("names {more} more admitted tool(s)"),
-            );
-            for text in texts {
-                sign("names-other-tool", text);
+                });
             }
         }
     }
-    // Names equal once case and separators are ignored: one can pass for the other.
-    let mut folded: HashMap<String, &str> = HashMap::new();
+    confusable_names(specs, &mut out);
+    out
+}
+
+/// The signs in one text of tool `tool` (its kind, and what it says): invisible or control
+/// characters, an HTML comment, other admitted tools it names (`names`: a name to its tool).
+fn text_signs(
+    text: &str,
+    tool: &str,
+    names: &HashMap<&str, &str>,
+    redact: &dyn Fn(&str) -> String,
+) -> Vec<(&'static str, String)> {
+    let mut out = Vec::new();
+    if let Some((at, c)) = text
+        .chars()
+        .enumerate()
+        .find(|(_, c)| hidden(*c) || control(*c))
+    {
+        let count = text.chars().filter(|c| hidden(*c) || control(*c)).count();
+        out.push((
+            "invisible-character",
+            format!(
+                "has {count} invisible or control character(s), the first U+{:04X} at char {at}",
+                c as u32
+            ),
+        ));
+    }
+    if let Some(start) = text.find("<!--") {
+        let comment = redact(&text[start..]);
+        out.push((
+            "html-comment",
+            format!("has an HTML comment: \"{}\"", visible(&comment, 60)),
+        ));
+    }
+    let mut named: Vec<&str> = tokens(text)
+        .filter_map(|t| names.get(t).copied())
+        .filter(|owner| *owner != tool)
+        .collect();
+    named.sort_unstable();
+    named.dedup();
+    let texts = named_signs(
+        &named,
+        |other| format!("names another admitted tool, '{other}'"),
+        |more| format!("names {more} more admitted tool(s)"),
+    );
+    out.extend(texts.into_iter().map(|text| ("names-other-tool", text)));
+    out
+}
+
+/// Names equal once case and separators are ignored: one can pass for the other.
+fn confusable_names(specs: &[ToolSpec], out: &mut Vec<Sign>) {
+    let mut seen: HashMap<String, &str> = HashMap::new();
     for spec in specs {
-        let key: String = spec
-            .name
-            .chars()
-            .filter(|c| *c != '_' && *c != '-')
-            .flat_map(char::to_lowercase)
-            .collect();
-        if let Some(first) = folded.insert(key, &spec.name) {
+        if let Some(first) = seen.insert(folded(&spec.name), &spec.name) {
             out.push(Sign {
                 tool: spec.name.clone(),
                 field: "name",
@@ -136,7 +145,6 @@ pub fn signs(specs: &[ToolSpec], redact: &dyn Fn(&str) -> String) -> Vec<Sign> {
             });
         }
     }
-    out
 }
 
 /// What another live source of this process admitted: its id and its tools' final names.

@@ -50,56 +50,18 @@ where
     F: FnMut(Option<String>, Option<Duration>) -> Fut,
     Fut: Future<Output = Result<Value, PageError>>,
 {
-    let started = Instant::now();
-    let deadline = bounds.discovery.map(|w| started + w.duration);
-    let list_timeout = bounds.list.map(|w| w.duration);
+    let budget = Budget::new(id, &bounds);
     let mut count: usize = 0;
     let mut visited: HashSet<String> = HashSet::new();
     let mut cursor: Option<String> = None;
     let mut page: u64 = 0;
     loop {
-        let discovery_refusal = |pages: u64| {
-            format!(
-                "mcp: tools/list of '{id}' exceeded the discovery deadline (timeouts.discoveryMs {}) after {pages} page(s)",
-                super::jcs::format_f64(bounds.discovery.map_or(0.0, |w| w.ms))
-            )
-        };
-        // The page timeout is the smaller of listMs and what is left of the discovery budget.
-        let mut cut_by_budget = false;
-        let timeout = match deadline {
-            Some(deadline) => {
-                let remaining = deadline.saturating_duration_since(Instant::now());
-                if remaining.is_zero() {
-                    return Err(refused(discovery_refusal(page)));
-                }
-                match list_timeout {
-                    Some(list) if list <= remaining => Some(list),
-                    _ => {
-                        cut_by_budget = true;
-                        Some(remaining)
-                    }
-                }
-            }
-            None => list_timeout,
-        };
+        let (timeout, cut_by_budget) = budget.page_timeout(page)?;
         page += 1;
         let queried_with = cursor.clone();
-        let result = match fetch(cursor.take(), timeout).await {
-            Ok(result) => result,
-            Err(PageError::TimedOut) if cut_by_budget => {
-                return Err(refused(format!(
-                    "{}: the current page call was cut at the remaining budget",
-                    discovery_refusal(page - 1)
-                )))
-            }
-            Err(PageError::TimedOut) => {
-                return Err(refused(format!(
-                    "mcp: tools/list of '{id}' page {page} timed out after {}ms (timeouts.listMs)",
-                    super::jcs::format_f64(bounds.list.map_or(0.0, |w| w.ms))
-                )))
-            }
-            Err(PageError::Failed(message)) => return Err(SweepError::Failed(message)),
-        };
+        let result = fetch(cursor.take(), timeout)
+            .await
+            .map_err(|e| budget.page_failed(e, cut_by_budget, page))?;
         let (page_tools, next) = read_page(id, page, result)?;
         count += page_tools.len();
         // The page as listed goes on before the sweep's own guards judge it: the original's
@@ -115,29 +77,102 @@ where
         let Some(next) = next else {
             return Ok(());
         };
-        if queried_with.as_deref() == Some(next.as_str()) {
-            return Err(refused(format!(
-                "mcp: tools/list of '{id}' returned the cursor it was queried with ('{next}') on page {page}: the pagination makes no progress"
-            )));
-        }
-        if visited.contains(&next) {
-            return Err(refused(format!(
-                "mcp: tools/list of '{id}' returned a cursor this sweep already visited ('{next}') on page {page}: the pagination cycles"
-            )));
-        }
-        if let Some(cap) = bounds.max_pages {
-            if page >= cap {
-                return Err(refused(format!(
-                    "mcp: tools/list of '{id}' still reports another page after {page} page(s), over the declared maxPages {cap}; raise the cap or trim the server"
-                )));
-            }
-        }
+        check_cursor(id, &bounds, page, queried_with.as_deref(), &next, &visited)?;
         if let Some(q) = queried_with {
             visited.insert(q);
         }
         visited.insert(next.clone());
         cursor = Some(next);
     }
+}
+
+/// The sweep's deadlines: the discovery budget for all pages, listMs for each.
+struct Budget<'a> {
+    id: &'a str,
+    bounds: &'a SweepBounds,
+    deadline: Option<Instant>,
+    list_timeout: Option<Duration>,
+}
+
+impl<'a> Budget<'a> {
+    fn new(id: &'a str, bounds: &'a SweepBounds) -> Self {
+        Self {
+            id,
+            bounds,
+            deadline: bounds.discovery.map(|w| Instant::now() + w.duration),
+            list_timeout: bounds.list.map(|w| w.duration),
+        }
+    }
+
+    fn discovery_refusal(&self, pages: u64) -> String {
+        format!(
+            "mcp: tools/list of '{}' exceeded the discovery deadline (timeouts.discoveryMs {}) after {pages} page(s)",
+            self.id,
+            super::jcs::format_f64(self.bounds.discovery.map_or(0.0, |w| w.ms))
+        )
+    }
+
+    /// The next page's timeout, the smaller of listMs and what is left of the discovery
+    /// budget, and whether the budget is what cut it; `Err` once the budget is spent (after
+    /// `pages` pages).
+    fn page_timeout(&self, pages: u64) -> Result<(Option<Duration>, bool), SweepError> {
+        let Some(deadline) = self.deadline else {
+            return Ok((self.list_timeout, false));
+        };
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        if remaining.is_zero() {
+            return Err(refused(self.discovery_refusal(pages)));
+        }
+        Ok(match self.list_timeout {
+            Some(list) if list <= remaining => (Some(list), false),
+            _ => (Some(remaining), true),
+        })
+    }
+
+    /// Why page `page`'s call failed, as the sweep refuses it.
+    fn page_failed(&self, error: PageError, cut_by_budget: bool, page: u64) -> SweepError {
+        match error {
+            PageError::TimedOut if cut_by_budget => refused(format!(
+                "{}: the current page call was cut at the remaining budget",
+                self.discovery_refusal(page - 1)
+            )),
+            PageError::TimedOut => refused(format!(
+                "mcp: tools/list of '{}' page {page} timed out after {}ms (timeouts.listMs)",
+                self.id,
+                super::jcs::format_f64(self.bounds.list.map_or(0.0, |w| w.ms))
+            )),
+            PageError::Failed(message) => SweepError::Failed(message),
+        }
+    }
+}
+
+/// A next cursor that makes no progress, cycles, or goes past maxPages refuses the sweep.
+fn check_cursor(
+    id: &str,
+    bounds: &SweepBounds,
+    page: u64,
+    queried_with: Option<&str>,
+    next: &str,
+    visited: &HashSet<String>,
+) -> Result<(), SweepError> {
+    if queried_with == Some(next) {
+        return Err(refused(format!(
+            "mcp: tools/list of '{id}' returned the cursor it was queried with ('{next}') on page {page}: the pagination makes no progress"
+        )));
+    }
+    if visited.contains(next) {
+        return Err(refused(format!(
+            "mcp: tools/list of '{id}' returned a cursor this sweep already visited ('{next}') on page {page}: the pagination cycles"
+        )));
+    }
+    if let Some(cap) = bounds.max_pages {
+        if page >= cap {
+            return Err(refused(format!(
+                "mcp: tools/list of '{id}' still reports another page after {page} page(s), over the declared maxPages {cap}; raise the cap or trim the server"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Checks one page against the MCP `Tool` shape exactly as the SDK client's schema checks it

@@ -185,32 +185,38 @@ impl NodeConnector {
                 .map(|w| w as Arc<dyn Wire>);
                 Box::pin(async move { result.map_err(SourceError::Failed) })
             }
-            Transport::InProcess => {
-                let Some(hooks) = &self.inprocess else {
-                    return Box::pin(async {
-                        Err(SourceError::Failed(
-                            "mcp: the in-process bridge is missing".into(),
-                        ))
-                    });
-                };
-                if let Ok(mut slot) = hooks.inbound.lock() {
-                    *slot = Some(inbound);
-                }
-                let attach = hooks.attach.clone();
-                let bridge = hooks.bridge.clone();
-                Box::pin(async move {
-                    // The very error the server's connect() threw is handed back untouched. A
-                    // connect() whose promise was collected unsettled never ends: the connect
-                    // timeout does (it is not the host's error, and napi's words are no answer).
-                    match attach.settled(String::new()).await {
-                        Ok(_) => {}
-                        Err(e) if never_settles(&e) => std::future::pending::<()>().await,
-                        Err(e) => return Err(SourceError::Host(e)),
-                    }
-                    Ok(InProcessWire::new(bridge) as Arc<dyn Wire>)
-                })
-            }
+            Transport::InProcess => self.attach(inbound),
         }
+    }
+
+    /// The in-process wire: the host's server attached to a fresh JS transport.
+    fn attach(
+        &self,
+        inbound: Inbound,
+    ) -> BoxFuture<'static, Result<Arc<dyn Wire>, SourceError<napi::Error>>> {
+        let Some(hooks) = &self.inprocess else {
+            return Box::pin(async {
+                Err(SourceError::Failed(
+                    "mcp: the in-process bridge is missing".into(),
+                ))
+            });
+        };
+        if let Ok(mut slot) = hooks.inbound.lock() {
+            *slot = Some(inbound);
+        }
+        let attach = hooks.attach.clone();
+        let bridge = hooks.bridge.clone();
+        Box::pin(async move {
+            // The very error the server's connect() threw is handed back untouched. A
+            // connect() whose promise was collected unsettled never ends: the connect
+            // timeout does (it is not the host's error, and napi's words are no answer).
+            match attach.settled(String::new()).await {
+                Ok(_) => {}
+                Err(e) if never_settles(&e) => std::future::pending::<()>().await,
+                Err(e) => return Err(SourceError::Host(e)),
+            }
+            Ok(InProcessWire::new(bridge) as Arc<dyn Wire>)
+        })
     }
 
     /// The sandbox warning not yet told, taken (`onUnsupported: 'warn'`).

@@ -65,37 +65,7 @@ pub fn spawn(mut spec: StdioSpec, inbound: Inbound) -> Result<Arc<StdioWire>, St
     let spec = &spec;
     let could_not_start =
         |e: std::io::Error| format!("mcp: could not start '{}': {e}", spec.command);
-    let mut cmd = Command::new(process::program(
-        &spec.command,
-        &spec.env,
-        spec.cwd.as_deref(),
-    ));
-    cmd.args(&spec.args)
-        .env_clear()
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped());
-    let stderr_pipe = match spec.stderr {
-        StderrMode::Ignore => {
-            cmd.stderr(Stdio::null());
-            None
-        }
-        StderrMode::Inherit | StderrMode::Pipe => {
-            let (reader, writer) = std::io::pipe().map_err(could_not_start)?;
-            cmd.stderr(writer);
-            Some(reader)
-        }
-    };
-    for key in ENV_ALLOW_LIST.iter().chain(&process::PLATFORM_ENV) {
-        if let Some(value) = std::env::var_os(key) {
-            cmd.env(key, value);
-        }
-    }
-    for (key, value) in &spec.env {
-        cmd.env(key, value);
-    }
-    if let Some(cwd) = &spec.cwd {
-        cmd.current_dir(cwd);
-    }
+    let (cmd, stderr_pipe) = command(spec).map_err(could_not_start)?;
     // The command (and with it our copy of the stderr pipe's write end) is dropped by the
     // spawn, so the reader sees the end of the pipe once the child's side is closed.
     let (mut child, group) =
@@ -111,34 +81,14 @@ pub fn spawn(mut spec: StdioSpec, inbound: Inbound) -> Result<Arc<StdioWire>, St
     let (closing_tx, closing_rx) = mpsc::unbounded_channel::<()>();
     let group = group.map(Arc::new);
     if let Some(stdout) = stdout {
-        let end = End {
-            reason: {
-                let (child, group, stderr) = (child.clone(), group.clone(), stderr.clone());
-                let (secrets, policy) = (spec.secrets.clone(), policy.clone());
-                Box::new(move |alive| {
-                    let (child, group, stderr) = (child.clone(), group.clone(), stderr.clone());
-                    let (secrets, policy) = (secrets.clone(), policy.clone());
-                    Box::pin(async move {
-                        let ended = Ended {
-                            group: group.as_deref(),
-                            stderr: stderr.as_deref(),
-                            secrets: &secrets,
-                            policy: policy.as_deref(),
-                        };
-                        end_reason(&child, ended, alive).await
-                    })
-                })
-            },
-            kill: {
-                let group = group.clone();
-                Box::new(move || {
-                    if let Some(group) = &group {
-                        group.kill();
-                    }
-                })
-            },
+        let ended = Owned {
+            child: child.clone(),
+            group: group.clone(),
+            stderr: stderr.clone(),
+            secrets: spec.secrets.clone(),
+            policy: policy.clone(),
         };
-        let feed = Feed::new(inbound, end);
+        let feed = Feed::new(inbound, ended.end());
         // Read elsewhere when someone can (Node's loop); by a runtime task otherwise.
         let stdout = match &spec.read_on {
             Some(read_on) => read_on.read(stdout, feed.clone()).err(),
@@ -155,6 +105,83 @@ pub fn spawn(mut spec: StdioSpec, inbound: Inbound) -> Result<Arc<StdioWire>, St
         closing: closing_tx,
         policy,
     }))
+}
+
+/// The child's command: its program, arguments and directory, an environment of the allowed
+/// host variables and its own, stdin and stdout piped, and stderr piped back to us (its read
+/// end returned) unless it is ignored.
+fn command(spec: &StdioSpec) -> std::io::Result<(Command, Option<std::io::PipeReader>)> {
+    let mut cmd = Command::new(process::program(
+        &spec.command,
+        &spec.env,
+        spec.cwd.as_deref(),
+    ));
+    cmd.args(&spec.args)
+        .env_clear()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped());
+    let stderr_pipe = match spec.stderr {
+        StderrMode::Ignore => {
+            cmd.stderr(Stdio::null());
+            None
+        }
+        StderrMode::Inherit | StderrMode::Pipe => {
+            let (reader, writer) = std::io::pipe()?;
+            cmd.stderr(writer);
+            Some(reader)
+        }
+    };
+    for key in ENV_ALLOW_LIST.iter().chain(&process::PLATFORM_ENV) {
+        if let Some(value) = std::env::var_os(key) {
+            cmd.env(key, value);
+        }
+    }
+    for (key, value) in &spec.env {
+        cmd.env(key, value);
+    }
+    if let Some(cwd) = &spec.cwd {
+        cmd.current_dir(cwd);
+    }
+    Ok((cmd, stderr_pipe))
+}
+
+/// What the end of the child's stdout is told with: the child, its group, its stderr.
+struct Owned {
+    child: Arc<tokio::sync::Mutex<Option<Child>>>,
+    group: Option<Arc<Group>>,
+    stderr: Option<Arc<StderrTail>>,
+    secrets: Arc<Secrets>,
+    policy: Option<Arc<str>>,
+}
+
+impl Owned {
+    /// Why the connection ended, and how to kill what is left of the child.
+    fn end(self) -> End {
+        let kill = {
+            let group = self.group.clone();
+            Box::new(move || {
+                if let Some(group) = &group {
+                    group.kill();
+                }
+            })
+        };
+        let owned = Arc::new(self);
+        End {
+            reason: Box::new(move |alive| {
+                let owned = owned.clone();
+                Box::pin(async move {
+                    let ended = Ended {
+                        group: owned.group.as_deref(),
+                        stderr: owned.stderr.as_deref(),
+                        secrets: &owned.secrets,
+                        policy: owned.policy.as_deref(),
+                    };
+                    end_reason(&owned.child, ended, alive).await
+                })
+            }),
+            kill,
+        }
+    }
 }
 
 /// Why the server's end of the connection went away (its stdout ended, or it stopped reading):

@@ -5,6 +5,7 @@
 //! request, so a rotated token reaches the very next one. Redirects are followed only within
 //! the same origin: header values are credentials and must not reach another host.
 
+mod answer;
 mod stream;
 
 use super::oauth::{OAuth, Presented, DPOP};
@@ -20,7 +21,6 @@ use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use futures::future::BoxFuture;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE};
-use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -344,102 +344,6 @@ impl Shared {
                 None => recoveries += 1,
             }
         }
-    }
-
-    async fn post(
-        self: Arc<Self>,
-        body: String,
-        request_id: Option<u64>,
-        opening: bool,
-        route: Option<HeaderMap>,
-    ) {
-        let fail = |failure: Failure| {
-            if let Some(id) = request_id {
-                self.inbound.fail_request(id, failure);
-            }
-        };
-        let response = self
-            .send(
-                Some(&body),
-                "application/json, text/event-stream",
-                None,
-                opening,
-                route.as_ref(),
-            )
-            .await;
-        drop(body);
-        let response = match response {
-            Ok(r) => r,
-            Err(e) => return fail(e),
-        };
-        let status = response.status();
-        if status == reqwest::StatusCode::ACCEPTED || (request_id.is_none() && status.is_success())
-        {
-            return;
-        }
-        if status.is_client_error() && content_type(&response).starts_with("application/json") {
-            // A modern server refuses what it cannot serve (a legacy opening among them) with
-            // a 4xx whose body is the JSON-RPC error: that error is the answer, which tells the
-            // opening which era the server speaks.
-            if let (Some(id), Ok(bytes)) = (request_id, read_frame(response).await) {
-                let answers = serde_json::from_slice::<Value>(&bytes).is_ok_and(|m| {
-                    m.get("id").and_then(Value::as_u64) == Some(id) && m.get("error").is_some()
-                });
-                if answers && self.inbound.push_text(&bytes) {
-                    return;
-                }
-                let detail = self.secrets.redact(&String::from_utf8_lossy(&bytes));
-                let detail: String = detail.chars().take(512).collect();
-                return fail(
-                    format!("mcp: POST {} answered HTTP {status}: {detail}", self.shown).into(),
-                );
-            }
-            return fail(format!("mcp: POST {} answered HTTP {status}", self.shown).into());
-        }
-        if !status.is_success() {
-            let detail = read_text(response, 512, &self.secrets).await;
-            if status == reqwest::StatusCode::NOT_FOUND && lock(&self.session).id.is_some() {
-                // The session is gone: this connection is over, the next tools() starts afresh.
-                return self.inbound.close(format!(
-                    "mcp: POST {} answered HTTP 404: the server no longer knows this session; the connection was closed",
-                    self.shown
-                ));
-            }
-            return fail(
-                format!("mcp: POST {} answered HTTP {status}: {detail}", self.shown).into(),
-            );
-        }
-        let content_type = content_type(&response);
-        if content_type.starts_with("text/event-stream") {
-            let end = self.read_events(response, request_id).await;
-            if end.answered {
-                return;
-            }
-            if let Some(refusal) = end.refused {
-                return fail(refusal.into());
-            }
-            if let (Some(id), Some(last_id)) = (request_id, end.last_id) {
-                self.resume(id, last_id, end.retry).await;
-            }
-        } else if content_type.starts_with("application/json") {
-            match read_frame(response).await {
-                Ok(bytes) => {
-                    if !self.inbound.push_text(&bytes) {
-                        fail("mcp: the server answered with a body that is not JSON".into());
-                    }
-                }
-                Err(e) => fail(e.into()),
-            }
-        } else {
-            fail(format!(
-                "mcp: the server answered with content type '{content_type}', expected application/json or text/event-stream"
-            ).into());
-        }
-        // A stream that ended without answering its request fails it rather than leave it
-        // hanging; after a real answer the dispatcher ignores this one (the id is gone).
-        fail(Failure::lost(
-            "mcp: the server ended its HTTP answer without a JSON-RPC response".into(),
-        ));
     }
 
     /// The initialized notification, awaited: any 2xx is acceptance (202 by the spec; the SDK
