@@ -41,6 +41,28 @@ function makeInprocessBridge(server, getNative, settle) {
     }
   }
 
+  const { toServerSoon, hold, flush } = handOver(toServer);
+
+  async function detach() {
+    const attached = current;
+    current = null;
+    if (attached !== null) {
+      cut(attached.link);
+      fire(attached.transport, 'onclose');
+    }
+    return 'ok';
+  }
+
+  const bridge = { closedByServer };
+  return { attach, toServer, toServerSoon, detach, hold, flush };
+}
+
+/**
+ * What the native side hands the server on the JS thread (`toServerSoon`): each message goes
+ * to `toServer`, in order, in a microtask or at `flush`.
+ * @param {(text: string) => void} toServer
+ */
+function handOver(toServer) {
   // Called by the native side on the JS thread; the server gets each message in order. What
   // a call sends while it is started (between `hold()` and `flush()`, which Calls.execute puts
   // around it) waits until the caller has registered the call it answers. A call made alone
@@ -85,19 +107,7 @@ function makeInprocessBridge(server, getNative, settle) {
     if (alone) drain();
     else later();
   }
-
-  async function detach() {
-    const attached = current;
-    current = null;
-    if (attached !== null) {
-      cut(attached.link);
-      fire(attached.transport, 'onclose');
-    }
-    return 'ok';
-  }
-
-  const bridge = { closedByServer };
-  return { attach, toServer, toServerSoon, detach, hold, flush };
+  return { toServerSoon, hold, flush };
 }
 
 // Made outside the bridge's scope, so its methods hold the link alone.

@@ -199,6 +199,28 @@ function forSource(config, enabled) {
   // Made whenever the API is there, as it is past the check above.
   const spans = /** @type {NonNullable<typeof tracer>} */ (tracer);
   const shared = transportAttributes(config);
+  const { around, hook } = requestTracing(spans, shared);
+  return {
+    around,
+    hook,
+    /**
+     * What the spans and points of one tool's calls share, made once per snapshot: `names` is
+     * `{ name, original }` (the ToolDef's name and the server's), `connection`
+     * `{ protocol, session }` of the snapshot the tool came from.
+     */
+    callTraits: (names, connection) => callTraits(shared, names, connection),
+    /** A tools/call about to be sent; null if tracing it failed (the call goes out untraced). */
+    startCall: (traits) => startCall(spans, traits),
+  };
+}
+
+/**
+ * The spans of a source's own requests (its opening's and its sweeps'), as the native request
+ * tracer starts and ends them.
+ * @param {NonNullable<typeof tracer>} spans
+ * @param {Record<string, string | number | undefined>} shared
+ */
+function requestTracing(spans, shared) {
   const CLIENT = api.SpanKind.CLIENT;
   // The context of the tools() call under way: the parent of its opening's and sweep's spans.
   let parent = null;
@@ -213,7 +235,12 @@ function forSource(config, enabled) {
   }
 
   return {
-    /** Runs `sweep` (a native tools()) with the caller's context as its requests' parent. */
+    /**
+     * Runs `sweep` (a native tools()) with the caller's context as its requests' parent.
+     * @template T
+     * @param {() => Promise<T>} sweep
+     * @returns {Promise<T>}
+     */
     async around(sweep) {
       parent = api.context.active();
       try {
@@ -227,6 +254,7 @@ function forSource(config, enabled) {
      * The native request tracer's hook (`SourceHooks.trace`): `{ begin, id }` starts a span and
      * answers `{ meta }`, `{ end, error, protocol, session }` ends it. Never rejects: its end
      * calls are not awaited by anyone.
+     * @param {string} text
      */
     async hook(text) {
       try {
@@ -249,52 +277,58 @@ function forSource(config, enabled) {
       }
       return '';
     },
-
-    /**
-     * What the spans and points of one tool's calls share, made once per snapshot: `names` is
-     * `{ name, original }` (the ToolDef's name and the server's), `connection`
-     * `{ protocol, session }` of the snapshot the tool came from. The same objects serve every
-     * call (the SDK copies attributes it keeps), so a call allocates no attribute record.
-     */
-    callTraits(names, connection) {
-      // The server's name for the tool, as any server-chosen text on a span: made visible and
-      // bounded by the native rule (a name is up to 128 characters of a restricted set unless
-      // `names: 'map'` let another through).
-      const original = shownText(names.original, false).slice(0, 128);
-      /** @type {Record<string, string | number | undefined>} */
-      const attributes = {
-        'mcp.method.name': 'tools/call',
-        'gen_ai.tool.name': original,
-        'gen_ai.operation.name': 'execute_tool',
-        ...shared,
-      };
-      if (connection.protocol !== undefined) attributes['mcp.protocol.version'] = connection.protocol;
-      const metric = { ...attributes };
-      if (connection.session !== undefined) attributes['mcp.session.id'] = connection.session;
-      const unnamed = { ...attributes };
-      delete unnamed['gen_ai.tool.name'];
-      return { names, metric, unnamed, attributes, options: { kind: CLIENT, attributes }, spanName: `tools/call ${original}` };
-    },
-
-    /** A tools/call about to be sent; null if tracing it failed (the call goes out untraced). */
-    startCall(traits) {
-      try {
-        if (dormant()) return null;
-        const ctx = api.context.active();
-        const active = api.trace.getSpan(ctx);
-        if (active !== undefined && isToolExecution(active, traits.names)) {
-          adopted.add(active);
-          // The engine named the tool already, as the agent knows it: that name stays.
-          active.setAttributes(active.attributes?.['gen_ai.tool.name'] === undefined ? traits.attributes : traits.unnamed);
-          return new Operation(null, active, traits.metric, propagated() ? carrierOf(ctx) : undefined);
-        }
-        const span = spans.startSpan(traits.spanName, traits.options, ctx);
-        return new Operation(span, null, traits.metric, propagated() ? carrierOf(api.trace.setSpan(ctx, span)) : undefined);
-      } catch {
-        return null;
-      }
-    },
   };
+}
+
+/**
+ * What the spans and points of one tool's calls share. The same objects serve every call (the
+ * SDK copies attributes it keeps), so a call allocates no attribute record.
+ * @param {Record<string, string | number | undefined>} shared
+ * @param {{ name: string, original: string }} names
+ * @param {any} connection `{ protocol, session }`
+ */
+function callTraits(shared, names, connection) {
+  // The server's name for the tool, as any server-chosen text on a span: made visible and
+  // bounded by the native rule (a name is up to 128 characters of a restricted set unless
+  // `names: 'map'` let another through).
+  const original = shownText(names.original, false).slice(0, 128);
+  /** @type {Record<string, string | number | undefined>} */
+  const attributes = {
+    'mcp.method.name': 'tools/call',
+    'gen_ai.tool.name': original,
+    'gen_ai.operation.name': 'execute_tool',
+    ...shared,
+  };
+  if (connection.protocol !== undefined) attributes['mcp.protocol.version'] = connection.protocol;
+  const metric = { ...attributes };
+  if (connection.session !== undefined) attributes['mcp.session.id'] = connection.session;
+  const unnamed = { ...attributes };
+  delete unnamed['gen_ai.tool.name'];
+  return { names, metric, unnamed, attributes, options: { kind: api.SpanKind.CLIENT, attributes }, spanName: `tools/call ${original}` };
+}
+
+/**
+ * A tools/call about to be sent: a span of its own, or the engine's tool-execution span adopted;
+ * null if tracing it failed (the call goes out untraced).
+ * @param {NonNullable<typeof tracer>} spans
+ * @param {ReturnType<typeof callTraits>} traits
+ */
+function startCall(spans, traits) {
+  try {
+    if (dormant()) return null;
+    const ctx = api.context.active();
+    const active = api.trace.getSpan(ctx);
+    if (active !== undefined && isToolExecution(active, traits.names)) {
+      adopted.add(active);
+      // The engine named the tool already, as the agent knows it: that name stays.
+      active.setAttributes(active.attributes?.['gen_ai.tool.name'] === undefined ? traits.attributes : traits.unnamed);
+      return new Operation(null, active, traits.metric, propagated() ? carrierOf(ctx) : undefined);
+    }
+    const span = spans.startSpan(traits.spanName, traits.options, ctx);
+    return new Operation(span, null, traits.metric, propagated() ? carrierOf(api.trace.setSpan(ctx, span)) : undefined);
+  } catch {
+    return null;
+  }
 }
 
 module.exports = { forSource };
