@@ -709,5 +709,4 @@ impl Report {
 }
 
 #[cfg(test)]
-#[path = "lock_tests.rs"]
 mod tests;

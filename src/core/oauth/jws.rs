@@ -236,7 +236,6 @@ impl SigningAlgorithm {
 }
 
 #[cfg(test)]
-#[path = "jws_tests.rs"]
 mod tests;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
