@@ -63,10 +63,7 @@ impl OAuth {
                 self.cfg.redirect_uri.clone().unwrap_or_default(),
             ),
         ];
-        let mut tokens = self.token_request(&d, &client, params).await?;
-        tokens.scope = tokens.scope.or(scope.clone());
-        flight.scope = scope;
-        self.save_tokens(tokens).await
+        self.granted(flight, &d, &client, params, scope).await
     }
 
     /// The grants with no user in them: one token request, its scope chosen as the login's
@@ -99,7 +96,20 @@ impl OAuth {
         if let Some(s) = &scope {
             params.push(("scope".to_owned(), s.clone()));
         }
-        let mut tokens = self.token_request(d, &client, params).await?;
+        self.granted(flight, d, &client, params, scope).await
+    }
+
+    /// A grant's token request, its tokens kept with the scope asked for when the answer names
+    /// none.
+    async fn granted(
+        &self,
+        flight: &mut Flight,
+        d: &Discovery,
+        client: &ClientInfo,
+        params: Vec<(String, String)>,
+        scope: Option<String>,
+    ) -> Result<(), Failure> {
+        let mut tokens = self.token_request(d, client, params).await?;
         tokens.scope = tokens.scope.or(scope.clone());
         flight.scope = scope;
         self.save_tokens(tokens).await
