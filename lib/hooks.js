@@ -7,7 +7,7 @@
 
 /** @typedef {import('../binding.js').SourceHooks} SourceHooks */
 /**
- * The functions behind one source's hooks, as the port calls them (by name in HOOKS).
+ * The functions behind one source's hooks, as the port calls them (by name in PORT_HOOKS).
  * @typedef {object} HookFns
  * @property {() => void} wake finished calls are waiting in a batch
  * @property {() => Promise<string>} [headers] `http.headers` as a function

@@ -1,9 +1,11 @@
 //! The JS thread's machinery, in one home. Everything the native side does on, or for, the
-//! thread of one Node environment is here; nothing here asks the rest of the napi edge.
+//! thread of one Node environment is here; of the rest of the napi edge it uses only the
+//! checked N-API helpers (`js`).
 //!
 //! - `turn`: what this thread is doing right now (an entry of the port running, a task being
 //!   polled, a call being started, a batch the caller returns itself), one struct with scoped
-//!   accessors. Nothing else keeps per-thread state for the JS thread.
+//!   accessors. Nothing else keeps state of what the thread is doing (`environment` keeps
+//!   only which stdio children the environment started).
 //! - `port`: the one thread-safe function every source calls its JS hooks through (`JsHook`),
 //!   and what holds Node's event loop.
 //! - `executor`: futures polled on the JS thread (an in-process source's opening and close),
