@@ -1,4 +1,4 @@
-// `node bench/soak.mjs [--contention N] [--calls N] [--clients addon,sdk]`: memory under steady
+// `node bench/soak.mjs [--contention N] [--calls N] [--clients addon,sdk] [--transports a,b]`: memory under steady
 // calls, per transport: 1,000,000 echo calls at concurrency 16 in a fresh process, RSS sampled
 // every 50,000 (bench/case.mjs, op 'soak'). The bounds it is held to: growth over the first
 // 100,000 under 10 MB, growth after them under 5 MB. Prints a Markdown table for
@@ -15,11 +15,12 @@ const flag = (name, fallback) => {
 };
 const calls = Number(flag('--calls', 1_000_000));
 const clients = flag('--clients', 'addon,sdk').split(',');
+const transports = flag('--transports', 'stdio-fast,http-fast,inprocess').split(',');
 const busy = contentionOf(argv);
 const caseScript = fileURLToPath(new URL('./case.mjs', import.meta.url));
 
 const rows = [];
-for (const transport of ['stdio-fast', 'http-fast', 'inprocess']) {
+for (const transport of transports) {
   for (const impl of clients) {
     const spec = { op: 'soak', transport, calls, impl };
     const stop = startContention(busy);
