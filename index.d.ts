@@ -767,6 +767,14 @@ export declare function validateJson(schema: unknown, value: unknown): Validatio
  * schemas are both validated, and for a ToolDef this package did not make.
  */
 export declare function unvalidatedReasons(def: object): { input?: string; output?: string } | undefined;
+
+/**
+ * What a ToolDef of a source was imported from, as the import admitted it: `original`, the name
+ * the server gives the tool (before `prefix` and `names: 'map'`), and `schemaBytes`, the bytes of
+ * input and output schema it declares as `maxSchemaBytes` counts them. Undefined for any other
+ * object.
+ */
+export declare function importedAs(def: object): { original: string; schemaBytes: number } | undefined;
 /**
  * The protocol revision a source's latest import was listed in (`'2025-11-25'` after the
  * legacy handshake, `'2026-07-28'` on a modern connection); undefined before any import.

@@ -217,7 +217,9 @@ describe('a server cannot fool the person at the terminal', () => {
       return check();
     };
     try {
-      expect(await until(() => out.includes('Send?'))).toBe(true);
+      // On a failure, what the CLI wrote is in the message.
+      await until(() => out.includes('Send?'));
+      expect(out).toContain('Send?');
       // The second question waits for the first: one keystroke answers one form.
       await new Promise((r) => setTimeout(r, 300));
       expect(out).not.toContain('Done?');

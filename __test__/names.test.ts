@@ -4,7 +4,7 @@
 // refused. The peer is a real SDK server, in-process.
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, mcp, toolContractHash } from '../lib/index.js';
+import { ConfigError, importedAs, mcp, toolContractHash } from '../lib/index.js';
 import { rejection, session, thrown } from './helpers/common.js';
 
 const LONG = `${'report'.repeat(12)}.weekly`; // 79 characters
@@ -41,6 +41,9 @@ describe("names: 'map'", () => {
       // The server is called by the name it knows.
       expect(await defs[0].execute({}, session)).toBe('fs.read');
       expect(await defs[1].execute({}, session)).toBe(LONG);
+      // What the CLI shows as the original name is the core's, not a prefix taken off.
+      expect(defs.map((d) => importedAs(d)?.original)).toEqual(['fs.read', LONG, 'plain']);
+      expect(importedAs(defs[0])?.schemaBytes).toBe(JSON.stringify(defs[0].parameters).length);
       const again = await second.tools(session);
       expect(again.map((d) => d.name)).toEqual(names);
       expect(toolContractHash(again[1] as any)).toBe(toolContractHash(defs[1] as any));

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import v8 from 'node:v8';
 import { addonSource, sdkSource } from './clients.mjs';
+import { aiSdkSource, sdk2Source } from './peers.mjs';
 import { rawSource } from './raw-client.mjs';
 import { serverCommand } from './servers/commands.mjs';
 import { sdkServer } from './servers/sdk-server.mjs';
@@ -41,7 +42,14 @@ async function target(transport, tools) {
   return { kind: 'http', url, pid: child.pid, stop: () => child.kill() };
 }
 
-const open = (t) => (spec.impl === 'addon' ? addonSource({ ...t, asks: spec.asks === true }) : spec.impl === 'raw' ? rawSource(t) : sdkSource(t));
+const sources = {
+  addon: (t) => addonSource({ ...t, asks: spec.asks === true }),
+  raw: rawSource,
+  sdk: sdkSource,
+  sdk2: sdk2Source,
+  aisdk: aiSdkSource,
+};
+const open = (t) => (sources[spec.impl] ?? sdkSource)(t);
 
 // Every call of one measurement shares one context; with `spec.sharedSignal` it carries one
 // AbortSignal, as an engine hands its run-level signal to every tool call of a run.
@@ -277,6 +285,36 @@ async function main() {
       const plateauMb = later.length >= 3 ? mid3(later.slice(-3)) - at110k : 0;
       const growthMb = at110k - first;
       return { growthMb, v8HeapGrowthMb, outsideV8Mb: growthMb - v8HeapGrowthMb, plateauMb, rssMb: at110k };
+    }
+    if (op === 'soak') {
+      // `spec.calls` calls (1,000,000 unless given) at concurrency 16, RSS sampled once memory
+      // settled before the first and after every 50,000: `firstMb`, the growth over the first
+      // 100,000; `afterMb`, the highest sample after 100,000 against the one at 100,000.
+      // Beside RSS, V8's resident heap, so what grew outside V8 (the allocators, the addon)
+      // is told apart.
+      const every = 50_000;
+      const total = spec.calls ?? 1_000_000;
+      const samples = [];
+      const sample = async () => {
+        const m = await settled();
+        const heap = v8.getHeapSpaceStatistics().reduce((sum, space) => sum + space.physical_space_size, 0);
+        samples.push({ rssMb: m.rss / 2 ** 20, v8Mb: heap / 2 ** 20 });
+      };
+      await sample();
+      for (let done = 0; done < total; done += every) {
+        await calls(defs, name, input, every, 16);
+        await sample();
+      }
+      const at100k = samples[Math.min(2, samples.length - 1)];
+      const later = samples.slice(3);
+      const peak = later.reduce((a, b) => (b.rssMb > a.rssMb ? b : a), at100k);
+      return {
+        firstMb: at100k.rssMb - samples[0].rssMb,
+        firstV8Mb: at100k.v8Mb - samples[0].v8Mb,
+        afterMb: peak.rssMb - at100k.rssMb,
+        afterV8Mb: peak.v8Mb - at100k.v8Mb,
+        samples: samples.map((x) => Math.round(x.rssMb * 10) / 10).join(' '),
+      };
     }
     if (op === 'growth') {
       // Growth means a leak only once the heaps have reached their working size: V8's young

@@ -2,7 +2,9 @@
 // same run, 5 fresh processes per client, interleaved (one of each client in turn), medians and ratios written to RESULTS.md.
 // BENCH_RUNS=n: n processes per measurement. BENCH_ONLY=<regex>: only the rows whose label
 // matches (the era, asks and telemetry rows have scripts of their own), printed as RESULTS.md's
-// table has them and not written to it.
+// table has them and not written to it. `--contention N [--contention-shape cpu|wake]`: N busy
+// processes beside every measured one (bench/contention.mjs); printed, not written to RESULTS.md.
+// BENCH_PEERS=0 leaves out the clients a user would pick instead (bench/peers.mjs).
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -11,15 +13,27 @@ import { telemetryRows } from './telemetry.mjs';
 import { asksRows } from './asks.mjs';
 import { eraRows } from './era.mjs';
 import { rustFloor } from './floor.mjs';
+import { contentionOf, startContention } from './contention.mjs';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 const only = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY) : undefined;
 const wanted = (label) => only === undefined || only.test(label);
 const caseScript = fileURLToPath(new URL('./case.mjs', import.meta.url));
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const busy = contentionOf(process.argv.slice(2));
+const peers = process.env.BENCH_PEERS !== '0';
 
 /** One fresh process of `spec` (or one run of the Rust floor): its figures. */
 function once(spec) {
+  const stop = startContention(busy);
+  try {
+    return measured(spec);
+  } finally {
+    stop();
+  }
+}
+
+function measured(spec) {
   if (spec.impl === 'rust') return rustFloor(spec);
   // `spec.node`: flags of Node's own for the case's process (V8's heap sizes, say).
   const out = execFileSync(process.execPath, [...(spec.node ?? []), '--expose-gc', caseScript, JSON.stringify(spec)], { encoding: 'utf8', timeout: 120_000 });
@@ -44,10 +58,14 @@ const rows = [];
 // (bench/floor.mjs), what the server and the machine allow any client at all.
 function compare(label, spec, metric, unit, better, floor = false, rust = false) {
   if (!wanted(label)) return undefined;
-  const impls = ['sdk', 'addon', ...(floor ? ['raw'] : []), ...(rust ? ['rust'] : [])];
+  // The peers take the rows of calls and imports, on every transport.
+  const withPeers = peers && (spec.op === 'calls' || spec.op === 'import');
+  const impls = ['sdk', 'addon', ...(floor ? ['raw'] : []), ...(rust ? ['rust'] : []), ...(withPeers ? ['sdk2', 'aisdk'] : [])];
   const [base, addon, ...floors] = measure(...impls.map((impl) => ({ ...spec, impl })));
   const raw = floor ? floors.shift() : undefined;
   const native = rust ? floors.shift() : undefined;
+  const sdk2 = withPeers ? floors.shift() : undefined;
+  const aisdk = withPeers ? floors.shift() : undefined;
   const row = {
     label,
     metric,
@@ -58,14 +76,18 @@ function compare(label, spec, metric, unit, better, floor = false, rust = false)
     ratio: addon[metric] / base[metric],
     raw: raw?.[metric],
     rust: native?.[metric],
+    sdk2: sdk2?.[metric],
+    aisdk: aisdk?.[metric],
     base,
     addonAll: addon,
     rawAll: raw,
     rustAll: native,
+    sdk2All: sdk2,
+    aisdkAll: aisdk,
   };
   rows.push(row);
   console.log(
-    `${label.padEnd(44)} ${metric.padEnd(12)} baseline ${fmt(row.baseline)} addon ${fmt(row.addon)} ratio ${row.ratio.toFixed(2)}${raw ? ` raw ${fmt(row.raw)}` : ''}${native ? ` rust ${fmt(row.rust)}` : ''}${row.addonAll.serverBusy === undefined ? '' : ` bound ${bound(row)}`}`,
+    `${label.padEnd(44)} ${metric.padEnd(12)} baseline ${fmt(row.baseline)} addon ${fmt(row.addon)} ratio ${row.ratio.toFixed(2)}${raw ? ` raw ${fmt(row.raw)}` : ''}${native ? ` rust ${fmt(row.rust)}` : ''}${sdk2 ? ` sdk2 ${fmt(row.sdk2)} ai-sdk ${fmt(row.aisdk)}` : ''}${row.addonAll.serverBusy === undefined ? '' : ` bound ${bound(row)}`}`,
   );
   return row;
 }
@@ -81,6 +103,8 @@ const extra = (row, metric, unit, better) =>
     ratio: row.addonAll[metric] / row.base[metric],
     raw: row.rawAll?.[metric],
     rust: row.rustAll?.[metric],
+    sdk2: row.sdk2All?.[metric],
+    aisdk: row.aisdkAll?.[metric],
   });
 // What held the addon's run back, from the scheduler times of the server's main thread during
 // it (bench/case.mjs): on a CPU 90% of the wall time or more, the server; on one or waiting for
@@ -96,6 +120,12 @@ function bound(r) {
   return `client (busy ${pct(busy)})`;
 }
 const serverBusy = (row) => extra(row, 'serverBusy', "server's main thread on a CPU, share of the wall time", '-');
+/** The addon against the better of the two peers on row `r`, or '-'. */
+function bestPeer(r) {
+  if (r.sdk2 === undefined || r.aisdk === undefined) return '-';
+  const best = r.better === 'lower' ? Math.min(r.sdk2, r.aisdk) : Math.max(r.sdk2, r.aisdk);
+  return (r.addon / best).toFixed(2);
+}
 const fmt = (x) => (x === undefined ? '-' : Math.abs(x) >= 100 ? x.toFixed(0) : x.toFixed(2));
 
 const started = Date.now();
@@ -263,24 +293,26 @@ const cpuModel = os.cpus()[0]?.model ?? 'unknown';
 const lines = [
   '# Benchmark results',
   '',
-  `Command: \`${only === undefined ? '' : `BENCH_ONLY='${only.source}' `}${RUNS === 5 ? '' : `BENCH_RUNS=${RUNS} `}npm run bench\` (${RUNS} fresh processes per client, interleaved, medians; ${minutes} min end to end).`,
+  `Command: \`${only === undefined ? '' : `BENCH_ONLY='${only.source}' `}${RUNS === 5 ? '' : `BENCH_RUNS=${RUNS} `}npm run bench${busy.n ? ` -- --contention ${busy.n} --contention-shape ${busy.shape}` : ''}\` (${RUNS} fresh processes per client, interleaved, medians; ${minutes} min end to end${busy.n ? `; ${busy.n} ${busy.shape}-bound processes beside every measured one` : ', quiet'}).`,
   `Machine: ${cpuModel}, ${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, ${os.type()} ${os.release()}, Node ${process.version}.`,
   `Date: ${new Date().toISOString()}.`,
   '',
   'Baseline: `@modelcontextprotocol/sdk` `Client` doing what the TypeScript `mcp()` does. Ratio = addon / baseline.',
+  'Peers: the TypeScript SDK 2.x `Client` (`@modelcontextprotocol/client` 2.4, legacy negotiation) and `@ai-sdk/mcp` 2.0.99 (no protocol discovery), on the rows of calls and imports; `addon / best peer` is against the better of the two (a ratio above 1 is ahead on a higher-is-better row, below 1 on a lower-is-better row).',
   'Floors: a bare JSON-RPC client in Node (bench/raw-client.mjs: no SDK, no validation) and one in Rust (bench/floor: a current-thread tokio client, newline JSON or keep-alive HTTP/1.1), measured in the same run where they apply.',
   "Bound: what held the addon's run back, from the server's main-thread scheduler times: `server` (on a CPU at least 90% of the wall time), `cores` (on one or waiting for one at least 90%: it had work, the CPUs were taken), `client` (it sat waiting for requests).",
   '',
-  '| measurement | metric | baseline | addon | ratio | better | floor (raw Node) | addon / floor | floor (Rust) | addon / Rust floor | bound |',
-  '|---|---|---|---|---|---|---|---|---|---|---|',
+  '| measurement | metric | baseline | addon | ratio | better | floor (raw Node) | addon / floor | floor (Rust) | addon / Rust floor | SDK 2.x | @ai-sdk/mcp | addon / best peer | bound |',
+  '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
   ...rows.map(
     (r) =>
-      `| ${r.label} | ${r.metric} ${r.unit ? `(${r.unit})` : ''} | ${fmt(r.baseline)} | ${fmt(r.addon)} | ${r.ratio.toFixed(2)} | ${r.better} | ${r.raw === undefined ? '-' : fmt(r.raw)} | ${r.raw === undefined ? '-' : (r.addon / r.raw).toFixed(2)} | ${r.rust === undefined ? '-' : fmt(r.rust)} | ${r.rust === undefined ? '-' : (r.addon / r.rust).toFixed(2)} | ${bound(r)} |`,
+      `| ${r.label} | ${r.metric} ${r.unit ? `(${r.unit})` : ''} | ${fmt(r.baseline)} | ${fmt(r.addon)} | ${r.ratio.toFixed(2)} | ${r.better} | ${r.raw === undefined ? '-' : fmt(r.raw)} | ${r.raw === undefined ? '-' : (r.addon / r.raw).toFixed(2)} | ${r.rust === undefined ? '-' : fmt(r.rust)} | ${r.rust === undefined ? '-' : (r.addon / r.rust).toFixed(2)} | ${r.sdk2 === undefined ? '-' : fmt(r.sdk2)} | ${r.aisdk === undefined ? '-' : fmt(r.aisdk)} | ${bestPeer(r)} | ${bound(r)} |`,
   ),
   '',
 ];
-if (only !== undefined) {
-  // A part of the plan: printed, RESULTS.md left as the last full run wrote it.
+if (only !== undefined || busy.n > 0) {
+  // A part of the plan, or a run under contention: printed, RESULTS.md left as the last full
+  // quiet run wrote it (bench/RESULTS.md keeps the contended tables by hand, with their command).
   console.log(`\n${lines.slice(2).join('\n')}`);
   process.exit(0);
 }

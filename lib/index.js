@@ -4,7 +4,7 @@
 // the sugar the native layer cannot offer (see source.js, calls.js and hooks.js).
 const native = require('./native.js');
 const { CassetteError, ConfigError, OAuthError, adopt } = require('./errors.js');
-const { createSource, unvalidatedReasons, lockTextOf, protocolOf, leftOutOf, resumeTask } = require('./source.js');
+const { createSource, unvalidatedReasons, importedAs, lockTextOf, protocolOf, leftOutOf, resumeTask } = require('./source.js');
 const { makeResolveToolset } = require('./toolset.js');
 const { makeToolsetHash } = require('./hashing.js');
 
@@ -52,6 +52,7 @@ module.exports = {
   resolveToolset: makeResolveToolset(hashing, ConfigError),
   validateJson: typed(native.validateJson),
   unvalidatedReasons,
+  importedAs,
   protocolOf,
   leftOutOf,
   lockText: lockTextOf,

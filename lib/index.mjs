@@ -15,6 +15,7 @@ export const {
   resolveToolset,
   validateJson,
   unvalidatedReasons,
+  importedAs,
   protocolOf,
   leftOutOf,
   lockText,

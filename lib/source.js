@@ -23,7 +23,7 @@ const telemetry = require('./telemetry.js');
 // it takes or returns then pass unchecked. Kept beside the ToolDef, whose own properties are
 // the engine's; `rulvar-mcp inspect` shows it. Validators are compiled when first needed, so
 // asking compiles the tool's (once; the answer is kept).
-/** @type {WeakMap<object, { snapshot: NativeSnapshot, index: number, reasons?: { input?: string, output?: string } | null }>} */
+/** @type {WeakMap<object, { snapshot: NativeSnapshot, index: number, original: string, reasons?: { input?: string, output?: string } | null }>} */
 const unvalidated = new WeakMap();
 
 // The protocol revision each source's latest import was listed in, beside the source object,
@@ -40,6 +40,18 @@ function protocolOf(source) {
 function leftOutOf(source) {
   const latest = protocols.get(source);
   return latest === undefined ? undefined : JSON.parse(latest.snapshot.leftOut());
+}
+
+/**
+ * What a ToolDef was imported from, as the core admitted it: the name the server gives the tool
+ * (before `prefix` and `names: 'map'`) and the bytes of schema it declares (what
+ * `maxSchemaBytes` counts); undefined for an object that is no ToolDef of a source.
+ * @returns {{ original: string, schemaBytes: number } | undefined}
+ */
+function importedAs(def) {
+  const at = unvalidated.get(def);
+  if (at === undefined) return undefined;
+  return { original: at.original, schemaBytes: at.snapshot.schemaBytes(at.index) ?? 0 };
 }
 
 /** `{ input?, output? }`: why a tool's input or output runs without a validator, if it does. */
@@ -378,9 +390,9 @@ function toolDefs(snapshot, tools, calls, otel, sandboxDigest) {
       let traits = null;
       def.execute = (input, ctx) => calls.execute(snapshot, def, index, input, ctx, (traits ??= otel.callTraits(names, connection)));
     }
-    unvalidated.set(def, { snapshot, index });
+    unvalidated.set(def, { snapshot, index, original: tool.original ?? tool.name });
     return /** @type {ToolDef} */ (def);
   });
 }
 
-module.exports = { createSource, unvalidatedReasons, protocolOf, leftOutOf, lockTextOf, resumeTask };
+module.exports = { createSource, unvalidatedReasons, importedAs, protocolOf, leftOutOf, lockTextOf, resumeTask };

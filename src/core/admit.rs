@@ -446,6 +446,15 @@ fn exact_text(value: &Value) -> String {
     serde_json::to_string(value).unwrap_or_default()
 }
 
+/// The bytes of schema an admitted tool declares, as `maxSchemaBytes` counted them (input and
+/// output, `JSON.stringify`'s text): what the CLI shows.
+pub(crate) fn declared_schema_bytes(spec: &ToolSpec) -> usize {
+    let bytes = |json: &str| {
+        serde_json::from_str::<Value>(json).map_or(json.len(), |v| wire_text(&v).len())
+    };
+    bytes(spec.input.json()) + spec.output.as_ref().map_or(0, |o| bytes(o.json()))
+}
+
 /// A schema's JSON text as `JSON.stringify` writes it: what `maxSchemaBytes` counts.
 fn wire_text(value: &Value) -> String {
     let mut out = String::new();

@@ -76,6 +76,14 @@ impl NativeSnapshot {
             .then(|| super::tooldefs::tools_json(&self.snapshot.tools[start..]))
     }
 
+    /// The bytes of schema tool `index` declares, input and output, as `maxSchemaBytes` counts
+    /// them; `null` when there is no such tool.
+    #[napi(catch_unwind)]
+    pub fn schema_bytes(&self, index: u32) -> Option<u32> {
+        let tool = self.snapshot.tools.get(index as usize)?;
+        Some(crate::core::admit::declared_schema_bytes(tool) as u32)
+    }
+
     /// Why tool `index`'s input or output runs without a validator (`unvalidatedReasons`), as
     /// JSON text `{ input?, output? }`; `null` when both have one or there is no such tool.
     #[napi(catch_unwind)]

@@ -4,7 +4,7 @@
 // asked one by one and a URL printed, on stderr (stdout keeps the result). With no terminal on
 // stdin nobody is there to ask, and it declines.
 const readline = require('node:readline/promises');
-const { shownText } = require('../lib/native.js');
+const { shownText } = require('../native.js');
 
 // Every string a server sent is shown through this: escape sequences, controls, hidden and
 // bidirectional characters are written as <U+XXXX> (the native rule the lock diff uses), so
@@ -13,6 +13,7 @@ const shown = (/** @type {unknown} */ value) => shownText(typeof value === 'stri
 
 // One question at a time: a second elicitation (another call, the same server) waits until
 // the first is answered, so one keystroke never answers two forms.
+/** @type {Promise<unknown>} */
 let turn = Promise.resolve();
 
 function parseField(field, text) {
