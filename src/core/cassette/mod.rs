@@ -17,8 +17,7 @@ pub(crate) use matching::Ignore;
 pub(crate) use record::Recording;
 pub(crate) use replay::{Miss, Replay};
 
-use crate::core::config::Protocol;
-use crate::core::revisions::{MODERN, SUPPORTED_VERSIONS};
+use crate::core::revisions::{Protocol, MODERN, SUPPORTED_VERSIONS};
 use serde_json::{json, Map, Value};
 
 /// The format this client writes and reads; a file of another is refused, never guessed at.

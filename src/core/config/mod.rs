@@ -244,14 +244,7 @@ pub enum Names {
     Map,
 }
 
-/// `protocol`: which era the connection opens in. `Auto` opens with the 2025 handshake and
-/// falls forward to 2026-07-28 when the server refuses it; a pin speaks only its revision.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Protocol {
-    Auto,
-    Legacy,
-    Modern,
-}
+pub use crate::core::revisions::Protocol;
 
 impl Config {
     /// The source id: `mcp:stdio:<command>`, `mcp:http:<url>`, `mcp:inprocess`.
