@@ -237,11 +237,14 @@ impl Router {
                     }
                 };
                 let answering = answerer.answer(method, params.unwrap_or(Value::Null));
-                runtime.spawn(async move {
-                    let reply = reply(id, answering.await);
-                    drop(asking);
-                    let _ = wire.send(reply.to_string(), None);
-                });
+                start_in_order(
+                    runtime,
+                    Box::pin(async move {
+                        let reply = reply(id, answering.await);
+                        drop(asking);
+                        let _ = wire.send(reply.to_string(), None);
+                    }),
+                );
                 return;
             }
         }
@@ -250,6 +253,23 @@ impl Router {
             _ => Err((-32601, format!("Method not found: {method}"))),
         };
         let _ = wire.send(reply(id, answer).to_string(), None);
+    }
+}
+
+/// Polls `task` once here, on the thread that read the server's request, then leaves the rest
+/// to the runtime. The first poll queues the host hook's call to JS, so the server's requests
+/// reach the hooks in the order it sent them: two tasks spawned at once were first polled by
+/// whichever runtime thread came first, and a person at the CLI was asked the second question
+/// first. The spawned task is polled again at once, so the waker of this first poll (which
+/// wakes nothing) loses no wake-up.
+fn start_in_order(runtime: &tokio::runtime::Handle, mut task: BoxFuture<'static, ()>) {
+    let _in_runtime = runtime.enter();
+    let waker = futures::task::noop_waker();
+    let first = task
+        .as_mut()
+        .poll(&mut std::task::Context::from_waker(&waker));
+    if first.is_pending() {
+        runtime.spawn(task);
     }
 }
 
