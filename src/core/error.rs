@@ -213,6 +213,20 @@ pub fn aborted(tool: &str) -> String {
     format!("mcp: tool '{tool}' was aborted")
 }
 
+/// What a call ends with at its deadline (`timeouts.callMs`), wherever it was.
+pub fn timed_out(tool: &str, call_ms: f64) -> String {
+    format!(
+        "mcp: tool '{tool}' timed out after {}ms (timeouts.callMs)",
+        super::jcs::format_f64(call_ms)
+    )
+}
+
+/// A call's failure that is not the server's own answer (a transport's, a mapping's), naming
+/// the tool before what went wrong.
+pub fn call_failed(tool: &str, why: &str) -> String {
+    format!("mcp: tool '{tool}' failed: {why}")
+}
+
 /// The refusal of a call's input that is not JSON, with why (the parser's words, or those of
 /// `JSON.stringify` on the JS side).
 pub fn input_not_json(tool: &str, reason: &dyn fmt::Display) -> String {

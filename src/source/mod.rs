@@ -73,7 +73,7 @@ pub(crate) fn redacted(secrets: &Secrets, e: RpcError) -> RpcError {
 pub(crate) fn call_failure(secrets: &Secrets, tool: &str, e: RpcError) -> Failure {
     redacted(secrets, e)
         .into_failure()
-        .in_context(|m| format!("mcp: tool '{tool}' failed: {m}"))
+        .in_context(|m| crate::core::error::call_failed(tool, &m))
 }
 
 /// Why a source operation failed, sorted by how the host must surface it. `H` is an error of

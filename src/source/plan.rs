@@ -7,7 +7,7 @@ use super::asks::Asker;
 use super::{redacted_failure, ErrorType, Snapshot};
 use crate::client::rpc::Listener;
 use crate::core::error::Failure;
-use crate::core::jcs::{format_f64, write_string};
+use crate::core::jcs::write_string;
 use crate::core::result::map_result;
 use crate::core::secrets::Secrets;
 use serde_json::{Map, Value};
@@ -116,7 +116,7 @@ impl Drop for Done {
             return;
         };
         let tool = self.snapshot.tools.get(self.index).map_or("?", |t| &t.name);
-        let why = format!("mcp: tool '{tool}' failed: the call ended without an outcome");
+        let why = crate::core::error::call_failed(tool, "the call ended without an outcome");
         end(self.first, Err(typed("internal")(why.into())));
     }
 }
@@ -172,11 +172,7 @@ pub(super) fn typed(error_type: &'static str) -> impl FnOnce(Failure) -> Failed 
 }
 
 pub(super) fn timed_out(tool: &str, call_ms: f64) -> Failure {
-    format!(
-        "mcp: tool '{tool}' timed out after {}ms (timeouts.callMs)",
-        format_f64(call_ms)
-    )
-    .into()
+    crate::core::error::timed_out(tool, call_ms).into()
 }
 
 /// A result mapped for the host (its JSON text), as the waiter maps a reply.
