@@ -14,6 +14,26 @@ import { networkInterfaces } from 'node:os';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { buildServer } from '../../examples/server.mjs';
 
+/** The example MCP server, stateless, answering this one request (`body` read already). */
+async function serveMcp(req: http.IncomingMessage, res: http.ServerResponse, body: unknown) {
+  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+  const mcpServer = buildServer();
+  res.on('close', () => {
+    void transport.close();
+    void mcpServer.close();
+  });
+  await mcpServer.connect(transport);
+  await transport.handleRequest(req, res, body);
+}
+
+/** Listens on 127.0.0.1 at a port of the system's choosing; `base` and `url` name it. */
+async function listenOnLoopback(server: http.Server, state: { base: string; url: string }) {
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  state.base = `http://127.0.0.1:${port}`;
+  state.url = `${state.base}/mcp`;
+}
+
 export const CLIENT_ID = 'client-1';
 export const CLIENT_SECRET = 'client-secret-value-42';
 
@@ -145,22 +165,12 @@ export async function serveProtected(): Promise<Protected> {
           .end();
         return;
       }
-      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-      const mcpServer = buildServer();
-      res.on('close', () => {
-        void transport.close();
-        void mcpServer.close();
-      });
-      await mcpServer.connect(transport);
-      await transport.handleRequest(req, res, body);
+      await serveMcp(req, res, body);
       return;
     }
     res.writeHead(404).end();
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as AddressInfo;
-  state.base = `http://127.0.0.1:${port}`;
-  state.url = `${state.base}/mcp`;
+  await listenOnLoopback(server, state);
   return state;
 }
 
@@ -420,21 +430,11 @@ export async function serveWorkload(): Promise<Server> {
       if (req.method !== 'POST') return void res.writeHead(405).end();
       let text = '';
       for await (const chunk of req) text += chunk;
-      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-      const mcpServer = buildServer();
-      res.on('close', () => {
-        void transport.close();
-        void mcpServer.close();
-      });
-      await mcpServer.connect(transport);
-      await transport.handleRequest(req, res, JSON.parse(text));
+      await serveMcp(req, res, JSON.parse(text));
       return;
     }
     res.writeHead(404).end();
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as AddressInfo;
-  state.base = `http://127.0.0.1:${port}`;
-  state.url = `${state.base}/mcp`;
+  await listenOnLoopback(server, state);
   return state;
 }
