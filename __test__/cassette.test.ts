@@ -370,6 +370,41 @@ describe('hostile and concurrent', () => {
     expect(existsSync(path)).toBe(false);
   }, 30_000);
 
+  // As a recording that ended mid-call holds it: the calls' requests, no answers.
+  async function cutOff(): Promise<string> {
+    const path = freshPath();
+    const recorded = mcp({ ...everything, command: process.execPath, cassette: { path, mode: 'record' } } as any);
+    await run(recorded, async (by, ctx) => [await by.echo.execute({ message: 'a' }, ctx)]);
+    const file = cassetteOf(path);
+    for (const i of file.interactions) if (i.method === 'tools/call') i.answer = [];
+    writeFileSync(path, JSON.stringify(file));
+    return path;
+  }
+  const everything = { transport: 'stdio', args: [referenceBin('everything'), 'stdio'], stderr: 'ignore' };
+
+  it('a recorded call cut off before its answer settles at callMs', async () => {
+    const path = await cutOff();
+    const replay = mcp({ ...everything, command: MISSING, timeouts: { callMs: 300 }, cassette: { path, mode: 'replay' } } as any);
+    try {
+      const echo = (await replay.tools(session)).find((d: any) => d.name === 'echo')!;
+      expect((await rejection(echo.execute({ message: 'a' }, session))).message).toBe("mcp: tool 'echo' timed out after 300ms (timeouts.callMs)");
+    } finally {
+      await replay.close();
+    }
+  }, 30_000);
+
+  it('a recorded call cut off before its answer settles at close()', async () => {
+    const path = await cutOff();
+    const replay = mcp({ ...everything, command: MISSING, cassette: { path, mode: 'replay' } } as any);
+    const echo = (await replay.tools(session)).find((d: any) => d.name === 'echo')!;
+    const outcome = echo.execute({ message: 'a' }, session).then(
+      () => 'answered',
+      () => 'settled',
+    );
+    await replay.close();
+    expect(await Promise.race([outcome, new Promise((r) => setTimeout(() => r('hung'), 5000))])).toBe('settled');
+  }, 30_000);
+
   it('concurrent calls replay each to its own answer, and identical ones in the order recorded', async () => {
     const path = freshPath();
     const bin = referenceBin('everything');
