@@ -853,6 +853,7 @@ module.exports.FEED_RESUME_BYTES = nativeBinding.FEED_RESUME_BYTES
 module.exports.Hook = nativeBinding.Hook
 module.exports.inputNotJsonMessage = nativeBinding.inputNotJsonMessage
 module.exports.jcsSerialize = nativeBinding.jcsSerialize
+module.exports.nativeMemory = nativeBinding.nativeMemory
 module.exports.OAUTH_CODE = nativeBinding.OAUTH_CODE
 module.exports.schemaHash = nativeBinding.schemaHash
 module.exports.SERVER_CODE = nativeBinding.SERVER_CODE

@@ -2,6 +2,7 @@
 // RULVAR_SOAK=full runs the long soak (1,000 cycles per transport, 5,000 in-process), =short (CI)
 // 100, unset 20.
 import { readdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { ConfigError, jcsSerialize, mcp } from '../lib/index.js';
@@ -25,6 +26,26 @@ describe('load', () => {
       await source.close();
     }
   }, 60_000);
+});
+
+describe('the native memory the soak benchmark reads (nativeMemory)', () => {
+  it("reports what the addon's allocator holds, and no live count outside an alloc-count build", async () => {
+    const native = createRequire(import.meta.url)('../lib/native.js') as { nativeMemory(): string };
+    const before = JSON.parse(native.nativeMemory());
+    expect(before.liveBytes).toBeNull();
+    // A source holding 2,000 tools of 4 KB in native memory (8 MB) moves the allocator's figure.
+    const server = new McpServer({ name: 'many', version: '1.0.0' });
+    const description = 'x'.repeat(4000);
+    for (let i = 0; i < 2000; i++) server.registerTool(`t${i}`, { description: `${i}${description}` }, async () => ({ content: [] }));
+    const source = mcp({ transport: 'inprocess', server: server.server });
+    try {
+      expect((await source.tools(session)).length).toBe(2000);
+      const after = JSON.parse(native.nativeMemory());
+      expect(after.committedBytes).toBeGreaterThan(before.committedBytes);
+    } finally {
+      await source.close();
+    }
+  });
 });
 
 describe(`soak: ${SOAK} tools()/close() cycles per transport`, () => {

@@ -6,6 +6,7 @@ import { lockText, mcp, toolsetHash } from '../lib/index.mjs';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createRequire } from 'node:module';
 import v8 from 'node:v8';
 import { addonSource, sdkSource } from './clients.mjs';
 import { aiSdkSource, sdk2Source } from './peers.mjs';
@@ -246,8 +247,21 @@ async function main() {
   try {
     if (op === 'import') {
       const t0 = performance.now();
+      const cpu0 = process.cpuUsage();
       const defs = await source.tools();
-      return { ms: performance.now() - t0, tools: defs.length };
+      const ms = performance.now() - t0;
+      const cpu = process.cpuUsage(cpu0);
+      // `cpuMs`: this process's CPU time over the import, every thread. The server started in
+      // the import: all its CPU time (`serverCpuMs`) and its main thread's time waiting for a
+      // CPU (`serverWaitMs`) are the import's.
+      serverPid = findServer(t);
+      const server = serverTimes();
+      return {
+        ms,
+        tools: defs.length,
+        cpuMs: (cpu.user + cpu.system) / 1000,
+        ...(server ? { serverCpuMs: server.allOnCpu / 1e6, serverWaitMs: server.mainWaiting / 1e6 } : {}),
+      };
     }
     const defs = await source.tools();
     serverPid = findServer(t);
@@ -291,14 +305,22 @@ async function main() {
       // settled before the first and after every 50,000: `firstMb`, the growth over the first
       // 100,000; `afterMb`, the highest sample after 100,000 against the one at 100,000.
       // Beside RSS, V8's resident heap, so what grew outside V8 (the allocators, the addon)
-      // is told apart.
+      // is told apart; for the addon, also what its allocator holds from the system and, in a
+      // build with the `alloc-count` feature, what of that is live (`nativeMemory`).
       const every = 50_000;
       const total = spec.calls ?? 1_000_000;
       const samples = [];
+      const native = spec.impl === 'addon' ? createRequire(import.meta.url)('../lib/native.js') : undefined;
       const sample = async () => {
         const m = await settled();
         const heap = v8.getHeapSpaceStatistics().reduce((sum, space) => sum + space.physical_space_size, 0);
-        samples.push({ rssMb: m.rss / 2 ** 20, v8Mb: heap / 2 ** 20 });
+        const own = native === undefined ? {} : JSON.parse(native.nativeMemory());
+        samples.push({
+          rssMb: m.rss / 2 ** 20,
+          v8Mb: heap / 2 ** 20,
+          committedMb: own.committedBytes === undefined ? undefined : own.committedBytes / 2 ** 20,
+          liveMb: own.liveBytes == null ? undefined : own.liveBytes / 2 ** 20,
+        });
       };
       await sample();
       for (let done = 0; done < total; done += every) {
@@ -308,11 +330,16 @@ async function main() {
       const at100k = samples[Math.min(2, samples.length - 1)];
       const later = samples.slice(3);
       const peak = later.reduce((a, b) => (b.rssMb > a.rssMb ? b : a), at100k);
+      const grew = (key, from, to) => (from[key] === undefined ? undefined : to[key] - from[key]);
       return {
         firstMb: at100k.rssMb - samples[0].rssMb,
         firstV8Mb: at100k.v8Mb - samples[0].v8Mb,
+        firstCommittedMb: grew('committedMb', samples[0], at100k),
+        firstLiveMb: grew('liveMb', samples[0], at100k),
         afterMb: peak.rssMb - at100k.rssMb,
         afterV8Mb: peak.v8Mb - at100k.v8Mb,
+        afterCommittedMb: grew('committedMb', at100k, peak),
+        afterLiveMb: grew('liveMb', at100k, peak),
         samples: samples.map((x) => Math.round(x.rssMb * 10) / 10).join(' '),
       };
     }

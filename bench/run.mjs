@@ -3,10 +3,12 @@
 // BENCH_RUNS=n: n processes per measurement. BENCH_ONLY=<regex>: only the rows whose label
 // matches (the era, asks and telemetry rows have scripts of their own), printed as RESULTS.md's
 // table has them and not written to it. `--contention N [--contention-shape cpu|wake]`: N busy
-// processes beside every measured one (bench/contention.mjs); printed, not written to RESULTS.md.
+// processes beside every measured one (bench/contention.mjs). A full run writes its table to
+// bench/tables/ (quiet.md, or contention-N-shape.md), and RESULTS.md is every table there, the
+// quiet one first, then NOTES.md.
 // BENCH_PEERS=0 leaves out the clients a user would pick instead (bench/peers.mjs).
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { telemetryRows } from './telemetry.mjs';
@@ -112,12 +114,21 @@ const extra = (row, metric, unit, better) =>
 // the client (the server sat waiting for requests). Calls/s rows with a server process only.
 const pct = (x) => `${Math.round(x * 100)}%`;
 function bound(r) {
+  if (r.metric === 'ms' && r.addonAll.serverCpuMs !== undefined) return importBound(r.addonAll);
   const busy = r.addonAll.serverBusy;
   const demand = r.addonAll.serverDemand;
   if (r.metric !== 'callsPerSec' || busy === undefined) return '-';
   if (busy >= 0.9) return `server (busy ${pct(busy)})`;
   if (demand >= 0.9) return `cores (busy ${pct(busy)}, with work ${pct(demand)})`;
   return `client (busy ${pct(busy)})`;
+}
+// A cold import: the server's start and answers (its CPU time, and its main thread's time
+// waiting for a CPU) against the import's wall time, beside the client's own CPU time.
+function importBound(a) {
+  const ms = (x) => `${Math.round(x)} ms`;
+  const server = a.serverCpuMs + a.serverWaitMs;
+  const who = server >= 0.5 * a.ms ? 'server' : 'client';
+  return `${who} (server CPU ${ms(a.serverCpuMs)}, waiting ${ms(a.serverWaitMs)}; client CPU ${ms(a.cpuMs)}; of ${ms(a.ms)})`;
 }
 const serverBusy = (row) => extra(row, 'serverBusy', "server's main thread on a CPU, share of the wall time", '-');
 /** The addon against the better of the two peers on row `r`, or '-'. */
@@ -129,9 +140,19 @@ function bestPeer(r) {
 const fmt = (x) => (x === undefined ? '-' : Math.abs(x) >= 100 ? x.toFixed(0) : x.toFixed(2));
 
 const started = Date.now();
-// 1. Cold import.
-for (const tools of [10, 1000, 5000])
-  compare(`cold import, ${tools} tools (SDK stdio server)`, { op: 'import', transport: 'stdio-sdk', tools }, 'ms', 'ms', 'lower', true);
+// 1. Cold import. The server's own start is most of a cold import's time and varies the most
+// from process to process (more so on a busy machine), so these rows take more runs.
+for (const tools of [10, 1000, 5000]) {
+  const row = compare(
+    `cold import, ${tools} tools (SDK stdio server)`,
+    { op: 'import', transport: 'stdio-sdk', tools, runs: Math.max(RUNS, 9) },
+    'ms',
+    'ms',
+    'lower',
+    true,
+  );
+  extra(row, 'cpuMs', "ms (the client process's CPU time over the import, all its threads)", 'lower');
+}
 // 1b. The toolset lock: the same cold import checked against its lock, the addon against itself.
 if (wanted('cold import, 5000 tools, checked against its lock (baseline: no lock)')) {
   const spec = { op: 'lockImport', transport: 'stdio-sdk', tools: 5000, impl: 'addon' };
@@ -155,7 +176,9 @@ if (wanted('cold import, 5000 tools, checked against its lock (baseline: no lock
 // `http`: the SDK's server, stateful (a session, replies as event streams); `http-fast`: the
 // minimal one, stateless (no session, JSON replies). The Rust floor runs beside the fast stdio
 // server and both HTTP servers at concurrency 16 and 128.
-const callCounts = { 'stdio-fast': 20000, 'stdio-sdk': 10000, http: 2000, 'http-fast': 2000, inprocess: 10000 };
+// In-process calls are the fastest rows: 40,000 of them make a run long enough (about a second)
+// that a busy moment of the machine does not decide its median.
+const callCounts = { 'stdio-fast': 20000, 'stdio-sdk': 10000, http: 2000, 'http-fast': 2000, inprocess: 40000 };
 for (const transport of ['stdio-fast', 'stdio-sdk', 'http', 'http-fast', 'inprocess']) {
   const floor = transport !== 'inprocess';
   const rust = transport === 'stdio-fast' || transport.startsWith('http');
@@ -291,16 +314,14 @@ for (const row of only === undefined ? telemetryRows(RUNS) : []) {
 const minutes = ((Date.now() - started) / 60000).toFixed(1);
 const cpuModel = os.cpus()[0]?.model ?? 'unknown';
 const lines = [
-  '# Benchmark results',
-  '',
-  `Command: \`${only === undefined ? '' : `BENCH_ONLY='${only.source}' `}${RUNS === 5 ? '' : `BENCH_RUNS=${RUNS} `}npm run bench${busy.n ? ` -- --contention ${busy.n} --contention-shape ${busy.shape}` : ''}\` (${RUNS} fresh processes per client, interleaved, medians; ${minutes} min end to end${busy.n ? `; ${busy.n} ${busy.shape}-bound processes beside every measured one` : ', quiet'}).`,
+  `Command: \`${only === undefined ? '' : `BENCH_ONLY='${only.source}' `}${RUNS === 5 ? '' : `BENCH_RUNS=${RUNS} `}npm run bench${busy.n ? ` -- --contention ${busy.n} --contention-shape ${busy.shape}` : ''}\` (${RUNS} fresh processes per client, ${Math.max(RUNS, 9)} for the cold imports, interleaved, medians; ${minutes} min end to end${busy.n ? `; ${busy.n} ${busy.shape}-bound processes beside every measured one` : ', quiet'}).`,
   `Machine: ${cpuModel}, ${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, ${os.type()} ${os.release()}, Node ${process.version}.`,
   `Date: ${new Date().toISOString()}.`,
   '',
   'Baseline: `@modelcontextprotocol/sdk` `Client` doing what the TypeScript `mcp()` does. Ratio = addon / baseline.',
   'Peers: the TypeScript SDK 2.x `Client` (`@modelcontextprotocol/client` 2.4, legacy negotiation) and `@ai-sdk/mcp` 2.0.99 (no protocol discovery), on the rows of calls and imports; `addon / best peer` is against the better of the two (a ratio above 1 is ahead on a higher-is-better row, below 1 on a lower-is-better row).',
   'Floors: a bare JSON-RPC client in Node (bench/raw-client.mjs: no SDK, no validation) and one in Rust (bench/floor: a current-thread tokio client, newline JSON or keep-alive HTTP/1.1), measured in the same run where they apply.',
-  "Bound: what held the addon's run back, from the server's main-thread scheduler times: `server` (on a CPU at least 90% of the wall time), `cores` (on one or waiting for one at least 90%: it had work, the CPUs were taken), `client` (it sat waiting for requests).",
+  "Bound: what held the addon's run back, from the server's main-thread scheduler times: `server` (on a CPU at least 90% of the wall time), `cores` (on one or waiting for one at least 90%: it had work, the CPUs were taken), `client` (it sat waiting for requests). For a cold import: `server` when the server's CPU time and its main thread's wait for a CPU make half the import's time or more, with the client's own CPU time beside them.",
   '',
   '| measurement | metric | baseline | addon | ratio | better | floor (raw Node) | addon / floor | floor (Rust) | addon / Rust floor | SDK 2.x | @ai-sdk/mcp | addon / best peer | bound |',
   '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
@@ -310,13 +331,26 @@ const lines = [
   ),
   '',
 ];
-if (only !== undefined || busy.n > 0) {
-  // A part of the plan, or a run under contention: printed, RESULTS.md left as the last full
-  // quiet run wrote it (bench/RESULTS.md keeps the contended tables by hand, with their command).
-  console.log(`\n${lines.slice(2).join('\n')}`);
+if (only !== undefined) {
+  // A part of the plan: printed, RESULTS.md left as the last full runs wrote it.
+  console.log(`\n${lines.join('\n')}`);
   process.exit(0);
 }
-// The analysis of the numbers lives beside them, kept by hand in NOTES.md.
-const notes = readFileSync(fileURLToPath(new URL('./NOTES.md', import.meta.url)), 'utf8');
-writeFileSync(fileURLToPath(new URL('./RESULTS.md', import.meta.url)), `${lines.join('\n')}\n${notes}`);
-console.log(`wrote bench/RESULTS.md in ${minutes} min`);
+// Each full run keeps its table under its condition; RESULTS.md is all of them, quiet first,
+// and the analysis of the numbers, kept by hand in NOTES.md.
+const here = (path) => fileURLToPath(new URL(path, import.meta.url));
+const condition = busy.n > 0 ? `contention-${busy.n}-${busy.shape}` : 'quiet';
+mkdirSync(here('./tables/'), { recursive: true });
+writeFileSync(here(`./tables/${condition}.md`), `${lines.join('\n')}\n`);
+const titles = (name) => {
+  const [, n, shape] = /^contention-(\d+)-(\w+)$/.exec(name) ?? [];
+  return n === undefined ? 'Quiet' : `Beside ${n} ${shape}-bound processes (\`--contention ${n} --contention-shape ${shape}\`)`;
+};
+const tables = readdirSync(here('./tables/'))
+  .filter((f) => f.endsWith('.md'))
+  .map((f) => f.slice(0, -3))
+  .sort((a, b) => (a === 'quiet' ? -1 : b === 'quiet' ? 1 : a.localeCompare(b)));
+const sections = tables.map((name) => `## ${titles(name)}\n\n${readFileSync(here(`./tables/${name}.md`), 'utf8')}`);
+const notes = existsSync(here('./NOTES.md')) ? readFileSync(here('./NOTES.md'), 'utf8') : '';
+writeFileSync(here('./RESULTS.md'), `# Benchmark results\n\n${sections.join('\n')}\n${notes}`);
+console.log(`wrote bench/tables/${condition}.md and bench/RESULTS.md in ${minutes} min`);

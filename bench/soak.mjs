@@ -2,7 +2,9 @@
 // calls, per transport: 1,000,000 echo calls at concurrency 16 in a fresh process, RSS sampled
 // every 50,000 (bench/case.mjs, op 'soak'). The bounds it is held to: growth over the first
 // 100,000 under 10 MB, growth after them under 5 MB. Prints a Markdown table for
-// bench/RESULTS.md.
+// bench/RESULTS.md. The addon's live native memory is counted only by a build with the
+// `alloc-count` feature: `cargo build --release --lib --features alloc-count` and
+// NAPI_RS_NATIVE_LIBRARY_PATH=<that .so> for this command.
 import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -37,8 +39,9 @@ for (const transport of transports) {
       stop();
     }
     const verdict = r.firstMb < 10 && r.afterMb < 5 ? 'within' : 'over';
+    const mb = (x) => (x === undefined || x === null ? '-' : x.toFixed(1));
     rows.push(
-      `| ${transport} | ${impl} | ${r.firstMb.toFixed(1)} | ${r.firstV8Mb.toFixed(1)} | ${r.afterMb.toFixed(1)} | ${r.afterV8Mb.toFixed(1)} | ${verdict} | ${r.samples} |`,
+      `| ${transport} | ${impl} | ${mb(r.firstMb)} | ${mb(r.firstV8Mb)} | ${mb(r.firstCommittedMb)} | ${mb(r.firstLiveMb)} | ${mb(r.afterMb)} | ${mb(r.afterV8Mb)} | ${mb(r.afterCommittedMb)} | ${mb(r.afterLiveMb)} | ${verdict} | ${r.samples} |`,
     );
     console.error(rows[rows.length - 1]);
   }
@@ -48,8 +51,10 @@ console.log(
     `Command: \`node bench/soak.mjs${argv.length ? ` ${argv.join(' ')}` : ''}\` (${calls.toLocaleString('en')} calls per process, c16).`,
     `Machine: ${os.cpus()[0]?.model ?? 'unknown'}, ${os.cpus().length} cores, Node ${process.version}. Date: ${new Date().toISOString()}.`,
     '',
-    '| transport | client | RSS growth over the first 100,000 (MB) | of it V8 (MB) | RSS growth after 100,000 (MB) | of it V8 (MB) | bounds (10 / 5 MB) | RSS every 50,000 (MB) |',
-    '|---|---|---|---|---|---|---|---|',
+    // "allocator": what the addon's allocator holds from the system (live and cached); "live":
+    // what of it the addon holds (an addon built with `--features alloc-count`; '-' otherwise).
+    '| transport | client | RSS growth over the first 100,000 (MB) | of it V8 (MB) | addon allocator (MB) | of it live (MB) | RSS growth after 100,000 (MB) | of it V8 (MB) | addon allocator (MB) | of it live (MB) | bounds (10 / 5 MB) | RSS every 50,000 (MB) |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|',
     ...rows,
   ].join('\n'),
 );

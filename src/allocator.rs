@@ -5,8 +5,52 @@
 //! result). glibc's malloc spent a third of the hashing profile in free and consolidation;
 //! mimalloc roughly halves that work (numbers in bench/RESULTS.md).
 
+#[cfg(not(feature = "alloc-count"))]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// The same allocator, counting the bytes the addon holds live (`alloc-count`, a build for
+/// measuring memory only: the count is one atomic add per allocation and free, on every
+/// thread, which a release does not pay).
+#[cfg(feature = "alloc-count")]
+#[global_allocator]
+static ALLOCATOR: counting::Counting = counting::Counting;
+
+#[cfg(feature = "alloc-count")]
+mod counting {
+    use std::alloc::{GlobalAlloc, Layout};
+    use std::sync::atomic::{AtomicIsize, Ordering};
+
+    pub(super) static LIVE: AtomicIsize = AtomicIsize::new(0);
+
+    pub(crate) struct Counting;
+
+    // SAFETY: every method hands its arguments to mimalloc's own `GlobalAlloc` unchanged and
+    // returns what it returns; the count beside it touches no memory the caller gets.
+    unsafe impl GlobalAlloc for Counting {
+        unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+            LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
+            // SAFETY: the caller's contract for `alloc`, passed on.
+            unsafe { mimalloc::MiMalloc.alloc(layout) }
+        }
+        unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+            LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
+            // SAFETY: the caller's contract for `alloc_zeroed`, passed on.
+            unsafe { mimalloc::MiMalloc.alloc_zeroed(layout) }
+        }
+        unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+            LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
+            // SAFETY: the caller's contract for `dealloc`, passed on.
+            unsafe { mimalloc::MiMalloc.dealloc(ptr, layout) }
+        }
+        unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+            let grown = new_size as isize - layout.size() as isize;
+            LIVE.fetch_add(grown, Ordering::Relaxed);
+            // SAFETY: the caller's contract for `realloc`, passed on.
+            unsafe { mimalloc::MiMalloc.realloc(ptr, layout, new_size) }
+        }
+    }
+}
 
 /// `mi_option_arena_eager_commit` in mimalloc's `mi_option_e`.
 #[cfg(target_os = "linux")]
@@ -38,6 +82,40 @@ static CONFIGURE: extern "C" fn() = {
 
 extern "C" {
     fn mi_collect(force: bool);
+    fn mi_process_info(
+        elapsed_msecs: *mut usize,
+        user_msecs: *mut usize,
+        system_msecs: *mut usize,
+        current_rss: *mut usize,
+        peak_rss: *mut usize,
+        current_commit: *mut usize,
+        peak_commit: *mut usize,
+        page_faults: *mut usize,
+    );
+}
+
+/// The addon's native memory: what its allocator holds from the system (`committed`: live
+/// blocks and the freed ones it keeps for reuse) and, in an `alloc-count` build, what of it is
+/// live. For the benchmarks' soak, which tells them apart from V8's heap and the rest of RSS.
+pub(crate) struct Memory {
+    pub(crate) committed: usize,
+    pub(crate) live: Option<isize>,
+}
+
+pub(crate) fn memory() -> Memory {
+    let mut out = [0usize; 8];
+    let [a, b, c, d, e, f, g, h] = &mut out;
+    // SAFETY: `mi_process_info` writes one `size_t` through each of its eight pointers, each
+    // to a distinct live element of `out`; it reads mimalloc's own statistics only.
+    unsafe { mi_process_info(a, b, c, d, e, f, g, h) };
+    #[cfg(feature = "alloc-count")]
+    let live = Some(counting::LIVE.load(std::sync::atomic::Ordering::Relaxed));
+    #[cfg(not(feature = "alloc-count"))]
+    let live = None;
+    Memory {
+        committed: out[5],
+        live,
+    }
 }
 
 /// Hands memory freed by this thread back to the system now. mimalloc keeps freed segments

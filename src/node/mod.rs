@@ -18,6 +18,7 @@ mod hashing;
 mod hooks;
 mod js;
 mod jsthread;
+mod memory;
 mod oauth;
 mod pipe;
 mod source_hooks;

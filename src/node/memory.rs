@@ -1,0 +1,12 @@
+//! `nativeMemory`: the addon's own memory, as its allocator accounts for it, for the
+//! benchmarks' soak (bench/soak.mjs) to tell apart from V8's heap and the rest of RSS.
+
+use napi_derive::napi;
+
+/// `{ committedBytes, liveBytes }` as JSON text: what the allocator holds from the system, and
+/// of it what is live (`null` unless the addon was built with the `alloc-count` feature).
+#[napi(js_name = "nativeMemory", catch_unwind)]
+pub fn native_memory() -> String {
+    let memory = crate::allocator::memory();
+    serde_json::json!({ "committedBytes": memory.committed, "liveBytes": memory.live }).to_string()
+}
