@@ -5,7 +5,7 @@
 // table has them and not written to it. `--contention N [--contention-shape cpu|wake]`: N busy
 // processes beside every measured one (bench/contention.mjs). A full run writes its table to
 // bench/tables/ (quiet.md, or contention-N-shape.md), and RESULTS.md is every table there, the
-// quiet one first, then NOTES.md.
+// quiet one first, then NOTES.md (`npm run bench -- --compose` writes it again, measuring nothing).
 // BENCH_PEERS=0 leaves out the clients a user would pick instead (bench/peers.mjs).
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -24,6 +24,28 @@ const caseScript = fileURLToPath(new URL('./case.mjs', import.meta.url));
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const busy = contentionOf(process.argv.slice(2));
 const peers = process.env.BENCH_PEERS !== '0';
+const here = (path) => fileURLToPath(new URL(path, import.meta.url));
+
+/** RESULTS.md: every table of bench/tables/, the quiet one first, then NOTES.md. */
+function compose() {
+  const titles = (name) => {
+    const [, n, shape] = /^contention-(\d+)-(\w+)$/.exec(name) ?? [];
+    return n === undefined ? 'Quiet' : `Beside ${n} ${shape}-bound processes (\`--contention ${n} --contention-shape ${shape}\`)`;
+  };
+  const tables = (existsSync(here('./tables/')) ? readdirSync(here('./tables/')) : [])
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => f.slice(0, -3))
+    .sort((a, b) => (a === 'quiet' ? -1 : b === 'quiet' ? 1 : a.localeCompare(b)));
+  const sections = tables.map((name) => `## ${titles(name)}\n\n${readFileSync(here(`./tables/${name}.md`), 'utf8')}`);
+  const notes = existsSync(here('./NOTES.md')) ? readFileSync(here('./NOTES.md'), 'utf8') : '';
+  writeFileSync(here('./RESULTS.md'), `# Benchmark results\n\n${sections.join('\n')}\n${notes}`);
+}
+// `--compose`: RESULTS.md again from the tables and NOTES.md, measuring nothing (after NOTES.md
+// was edited).
+if (process.argv.includes('--compose')) {
+  compose();
+  process.exit(0);
+}
 
 /** One fresh process of `spec` (or one run of the Rust floor): its figures. */
 function once(spec) {
@@ -338,19 +360,8 @@ if (only !== undefined) {
 }
 // Each full run keeps its table under its condition; RESULTS.md is all of them, quiet first,
 // and the analysis of the numbers, kept by hand in NOTES.md.
-const here = (path) => fileURLToPath(new URL(path, import.meta.url));
 const condition = busy.n > 0 ? `contention-${busy.n}-${busy.shape}` : 'quiet';
 mkdirSync(here('./tables/'), { recursive: true });
 writeFileSync(here(`./tables/${condition}.md`), `${lines.join('\n')}\n`);
-const titles = (name) => {
-  const [, n, shape] = /^contention-(\d+)-(\w+)$/.exec(name) ?? [];
-  return n === undefined ? 'Quiet' : `Beside ${n} ${shape}-bound processes (\`--contention ${n} --contention-shape ${shape}\`)`;
-};
-const tables = readdirSync(here('./tables/'))
-  .filter((f) => f.endsWith('.md'))
-  .map((f) => f.slice(0, -3))
-  .sort((a, b) => (a === 'quiet' ? -1 : b === 'quiet' ? 1 : a.localeCompare(b)));
-const sections = tables.map((name) => `## ${titles(name)}\n\n${readFileSync(here(`./tables/${name}.md`), 'utf8')}`);
-const notes = existsSync(here('./NOTES.md')) ? readFileSync(here('./NOTES.md'), 'utf8') : '';
-writeFileSync(here('./RESULTS.md'), `# Benchmark results\n\n${sections.join('\n')}\n${notes}`);
+compose();
 console.log(`wrote bench/tables/${condition}.md and bench/RESULTS.md in ${minutes} min`);
