@@ -4,8 +4,8 @@
 //! server and the machine allow any client.
 //!
 //! `rulvar-bench-floor '<json spec>'` starts the server itself (`command`, `args`, `env`), does
-//! the handshake, lists every page of tools, warms up with 200 calls at concurrency 8 (as
-//! bench/case.mjs does), then makes `calls` calls of `tool` with `input` at `concurrency` and
+//! the handshake, lists every page of tools, warms up as bench/case.mjs does (at least 200
+//! calls, two per call in flight, at the run's concurrency and at least 8), then makes `calls` calls of `tool` with `input` at `concurrency` and
 //! prints one JSON line in bench/case.mjs's shape: `callsPerSec`, `p50`, `p99` (ms),
 //! `cpuUsPerCall` (this process, user + system), and, from the server's /proc entry (Linux),
 //! `serverBusy` (the share of the wall time the server's main thread was on a CPU),
@@ -644,7 +644,8 @@ async fn run(spec: Spec) -> Result<serde_json::Map<String, Value>> {
             return Err(format!("{} answered {text:?} to {expected:?}", spec.tool).into());
         }
     }
-    calls(&rpc, &name, &input, 200, 8).await?;
+    let warm = spec.concurrency.max(8);
+    calls(&rpc, &name, &input, (2 * warm).max(200), warm).await?;
 
     let server0 = server_times(pid);
     let cpu0 = own_cpu_us();
