@@ -5,9 +5,10 @@
 //!
 //! `rulvar-bench-floor '<json spec>'` starts the server itself (`command`, `args`, `env`), does
 //! the handshake, lists every page of tools, warms up as bench/case.mjs does (at least 200
-//! calls, two per call in flight, at the run's concurrency and at least 8), then makes `calls` calls of `tool` with `input` at `concurrency` and
-//! prints one JSON line in bench/case.mjs's shape: `callsPerSec`, `p50`, `p99` (ms),
-//! `cpuUsPerCall` (this process, user + system), and, from the server's /proc entry (Linux),
+//! calls, two per call in flight, at the run's concurrency and at least 8), then makes
+//! `calls` calls of `tool` with `input` at `concurrency` and prints one JSON line in
+//! bench/case.mjs's shape: `callsPerSec`, `p50`, `p99` (ms), `cpuUsPerCall` (this process,
+//! user + system), and, from the server's /proc entry (Linux),
 //! `serverBusy` (the share of the wall time the server's main thread was on a CPU),
 //! `serverDemand` (on a CPU or waiting for one: the share of the time it had work) and
 //! `serverCpuUsPerCall` (all of the server's threads).
