@@ -14,6 +14,7 @@ import { rawSource } from './raw-client.mjs';
 import { serverCommand } from './servers/commands.mjs';
 import { sdkServer } from './servers/sdk-server.mjs';
 import { makeTools } from './servers/tools.mjs';
+import { warmUp } from './warmup.mjs';
 
 const spec = JSON.parse(process.argv[2]);
 // `otel: 'sdk'`: the OpenTelemetry SDK registered and every call under an active span (the
@@ -266,14 +267,8 @@ async function main() {
     const defs = await source.tools();
     serverPid = findServer(t);
     const [name, input] = op === 'big' ? ['big', {}] : op === 'wide' ? ['echo', { text: 'wide' }] : ['echo', { text: 'hello' }];
-    // A wide result is 1 MB of 200,000 members: the SDK baseline takes seconds per call over
-    // it, so its warm-up is a few calls (200 of them outlasted the per-process time limit).
-    // The warm-up runs at the measured concurrency (at least 8), two calls per call in flight
-    // at least: an HTTP client opens a connection per call in flight, and 128 of them opened
-    // inside a 2,000-call run were its p99 (the same client's p99 fell from 265 ms to 23-58 ms
-    // over 10,000 calls), the ramp measured instead of the calls.
-    const warm = Math.max(8, spec.concurrency ?? 8);
-    await calls(defs, name, input, op === 'wide' ? 3 : (spec.warmup ?? Math.max(200, 2 * warm)), op === 'wide' ? 1 : warm);
+    const warm = warmUp(spec);
+    await calls(defs, name, input, warm.calls, warm.concurrency);
     if (op === 'plateau') {
       // RSS after a short warm-up (10,000 calls), sampled every 10,000 calls up to 110,000
       // (`growthMb`: the last sample against the first), then every 100,000 up to 1,010,000

@@ -10,6 +10,7 @@
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { serverCommand } from './servers/commands.mjs';
+import { warmUp } from './warmup.mjs';
 
 const manifest = fileURLToPath(new URL('./floor/Cargo.toml', import.meta.url));
 let binary;
@@ -42,7 +43,15 @@ export function rustFloor(spec) {
   if (spec.op !== 'calls') throw new Error(`the Rust floor measures calls only, not ${spec.op}`);
   const server = serverCommand(spec.transport, spec.tools ?? 10);
   if (server === undefined) throw new Error(`no Rust floor for ${spec.transport}`);
-  const floorSpec = { ...server, calls: spec.calls, concurrency: spec.concurrency, ...(spec.threads === undefined ? {} : { threads: spec.threads }) };
+  const warm = warmUp(spec);
+  const floorSpec = {
+    ...server,
+    calls: spec.calls,
+    concurrency: spec.concurrency,
+    warmCalls: warm.calls,
+    warmConcurrency: warm.concurrency,
+    ...(spec.threads === undefined ? {} : { threads: spec.threads }),
+  };
   const out = execFileSync(floorBinary(), [JSON.stringify(floorSpec)], { encoding: 'utf8', timeout: 120_000, stdio: ['ignore', 'pipe', 'inherit'] });
   return JSON.parse(out.trim().split('\n').pop());
 }

@@ -4,8 +4,8 @@
 //! server and the machine allow any client.
 //!
 //! `rulvar-bench-floor '<json spec>'` starts the server itself (`command`, `args`, `env`), does
-//! the handshake, lists every page of tools, warms up as bench/case.mjs does (at least 200
-//! calls, two per call in flight, at the run's concurrency and at least 8), then makes
+//! the handshake, lists every page of tools, warms up with `warmCalls` calls at
+//! `warmConcurrency` (bench/warmup.mjs decides them, for every client alike), then makes
 //! `calls` calls of `tool` with `input` at `concurrency` and prints one JSON line in
 //! bench/case.mjs's shape: `callsPerSec`, `p50`, `p99` (ms), `cpuUsPerCall` (this process,
 //! user + system), and, from the server's /proc entry (Linux),
@@ -61,6 +61,11 @@ struct Spec {
     env: HashMap<String, String>,
     calls: usize,
     concurrency: usize,
+    /// The warm-up before the clock starts (bench/warmup.mjs): its calls and their concurrency.
+    #[serde(rename = "warmCalls")]
+    warm_calls: usize,
+    #[serde(rename = "warmConcurrency")]
+    warm_concurrency: usize,
     #[serde(default = "echo")]
     tool: String,
     #[serde(default = "hello")]
@@ -645,8 +650,7 @@ async fn run(spec: Spec) -> Result<serde_json::Map<String, Value>> {
             return Err(format!("{} answered {text:?} to {expected:?}", spec.tool).into());
         }
     }
-    let warm = spec.concurrency.max(8);
-    calls(&rpc, &name, &input, (2 * warm).max(200), warm).await?;
+    calls(&rpc, &name, &input, spec.warm_calls, spec.warm_concurrency).await?;
 
     let server0 = server_times(pid);
     let cpu0 = own_cpu_us();
