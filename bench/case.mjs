@@ -202,10 +202,18 @@ async function main() {
       await s.close();
     };
     for (let i = 0; i < 50; i++) await cycle();
+    // Memory once settled (a dead source's native memory is freed by its wrapper's finalizer,
+    // which runs after the collection that found it, hence `settled()`'s pauses), with V8's
+    // heap as it is resident: of the RSS growth, `v8ResidentMb` is V8's (its young generation
+    // grows with the bytes a cycle allocates, and the original's had grown within the 50
+    // cycles before the first reading), `outsideV8Mb` the rest (the allocators, the addon).
+    // Of `outsideV8Mb`, the addon's allocator: what it holds from the system (`allocatorMb`)
+    // and, in an `alloc-count` build, what of that is live (`liveMb`).
+    const native = spec.impl === 'addon' ? createRequire(import.meta.url)('../lib/native.js') : undefined;
     const settle = async () => {
-      await new Promise((r) => setTimeout(r, 500));
-      for (let i = 0; i < 4; i++) gc();
-      return process.memoryUsage();
+      const m = await settled();
+      const resident = v8.getHeapSpaceStatistics().reduce((sum, space) => sum + space.physical_space_size, 0);
+      return { ...m, resident, own: native === undefined ? {} : JSON.parse(native.nativeMemory()) };
     };
     const m0 = await settle();
     const s0 = switches();
@@ -215,10 +223,16 @@ async function main() {
     const s1 = switches();
     const m1 = await settle();
     if (kept.length !== spec.cycles + 50) throw new Error('a cycle did not connect');
+    const rssMb = (m1.rss - m0.rss) / 2 ** 20;
+    const v8ResidentMb = (m1.resident - m0.resident) / 2 ** 20;
     return {
       ms,
       heapMb: (m1.heapUsed - m0.heapUsed) / 2 ** 20,
-      rssMb: (m1.rss - m0.rss) / 2 ** 20,
+      rssMb,
+      v8ResidentMb,
+      outsideV8Mb: rssMb - v8ResidentMb,
+      ...(native === undefined ? {} : { allocatorMb: (m1.own.committedBytes - m0.own.committedBytes) / 2 ** 20 }),
+      ...(m0.own.liveBytes == null ? {} : { liveMb: (m1.own.liveBytes - m0.own.liveBytes) / 2 ** 20 }),
       // Threads put to sleep and woken again, all the process's threads (Linux): what a cycle's
       // trips between threads cost beyond its own work.
       ...(s0 === undefined || s1 === undefined ? {} : { switchesPerCycle: (s1 - s0) / spec.cycles }),

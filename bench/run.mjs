@@ -243,6 +243,8 @@ for (const transport of ['stdio-fast', 'inprocess']) {
 const cycles = compare('in-process open/tools()/close(), 5,000 cycles', { op: 'cycles', cycles: 5000 }, 'ms', 'ms', 'lower');
 extra(cycles, 'heapMb', 'MB after GC', 'lower');
 extra(cycles, 'rssMb', 'MB after GC', 'lower');
+extra(cycles, 'v8ResidentMb', 'MB of the RSS growth, V8 heap', 'lower');
+extra(cycles, 'outsideV8Mb', 'MB of the RSS growth, outside V8', 'lower');
 extra(cycles, 'switchesPerCycle', 'voluntary context switches', 'lower');
 // 3. 10 KB structured results with outputSchema validation.
 compare(
