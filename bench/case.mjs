@@ -33,6 +33,14 @@ async function settled() {
   gc();
   return process.memoryUsage();
 }
+// V8's heap as it is resident, in bytes (`physical_space_size`): `heapTotal` counts what it has
+// reserved, whose pages count in RSS only once first written, calls later.
+const v8Resident = () => v8.getHeapSpaceStatistics().reduce((sum, space) => sum + space.physical_space_size, 0);
+// The addon's own memory (`nativeMemory`): what its allocator holds from the system
+// (`committedBytes`) and, in a build with the `alloc-count` feature, what of that is live
+// (`liveBytes`); `{}` for any other client.
+const addonNative = spec.impl === 'addon' ? createRequire(import.meta.url)('../lib/native.js') : undefined;
+const ownMemory = () => (addonNative === undefined ? {} : JSON.parse(addonNative.nativeMemory()));
 
 async function target(transport, tools) {
   if (transport === 'inprocess') return { kind: 'inprocess', server: sdkServer(tools) };
@@ -209,12 +217,7 @@ async function main() {
     // cycles before the first reading), `outsideV8Mb` the rest (the allocators, the addon).
     // Of `outsideV8Mb`, the addon's allocator: what it holds from the system (`allocatorMb`)
     // and, in an `alloc-count` build, what of that is live (`liveMb`).
-    const native = spec.impl === 'addon' ? createRequire(import.meta.url)('../lib/native.js') : undefined;
-    const settle = async () => {
-      const m = await settled();
-      const resident = v8.getHeapSpaceStatistics().reduce((sum, space) => sum + space.physical_space_size, 0);
-      return { ...m, resident, own: native === undefined ? {} : JSON.parse(native.nativeMemory()) };
-    };
+    const settle = async () => ({ ...(await settled()), resident: v8Resident(), own: ownMemory() });
     const m0 = await settle();
     const s0 = switches();
     const t0 = performance.now();
@@ -231,7 +234,7 @@ async function main() {
       rssMb,
       v8ResidentMb,
       outsideV8Mb: rssMb - v8ResidentMb,
-      ...(native === undefined ? {} : { allocatorMb: (m1.own.committedBytes - m0.own.committedBytes) / 2 ** 20 }),
+      ...(addonNative === undefined ? {} : { allocatorMb: (m1.own.committedBytes - m0.own.committedBytes) / 2 ** 20 }),
       ...(m0.own.liveBytes == null ? {} : { liveMb: (m1.own.liveBytes - m0.own.liveBytes) / 2 ** 20 }),
       // Threads put to sleep and woken again, all the process's threads (Linux): what a cycle's
       // trips between threads cost beyond its own work.
@@ -290,12 +293,10 @@ async function main() {
       // samples of 100,000 calls, 9 unless given, and none when 0). Of `growthMb`, V8's own
       // heap (`v8HeapGrowthMb`: its young generation grows to its working size over the first
       // calls) and the rest, outside it (`outsideV8Mb`: the allocators, buffers, the addon).
-      // V8's heap as it is resident (`physical_space_size`): `heapTotal` counts what it has
-      // reserved, whose pages count in RSS only once first written, calls later.
       let heap = 0;
       const rss = async () => {
         const m = await settled();
-        heap = v8.getHeapSpaceStatistics().reduce((sum, space) => sum + space.physical_space_size, 0) / 2 ** 20;
+        heap = v8Resident() / 2 ** 20;
         return m.rss / 2 ** 20;
       };
       await calls(defs, name, input, 10_000, 16);
@@ -324,11 +325,10 @@ async function main() {
       const every = 50_000;
       const total = spec.calls ?? 1_000_000;
       const samples = [];
-      const native = spec.impl === 'addon' ? createRequire(import.meta.url)('../lib/native.js') : undefined;
       const sample = async () => {
         const m = await settled();
-        const heap = v8.getHeapSpaceStatistics().reduce((sum, space) => sum + space.physical_space_size, 0);
-        const own = native === undefined ? {} : JSON.parse(native.nativeMemory());
+        const heap = v8Resident();
+        const own = ownMemory();
         samples.push({
           rssMb: m.rss / 2 ** 20,
           v8Mb: heap / 2 ** 20,
