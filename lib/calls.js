@@ -11,6 +11,7 @@
 
 const { callFailure } = require('./errors.js');
 const { port } = require('./hooks.js');
+const { outputCheck } = require('./outputcheck.js');
 // The kinds of entry in a batch from takeCompletions(), as the native side writes them, and the
 // native side's words for the refusals made here before a call reaches it.
 const { COMPLETION_PROGRESS, COMPLETION_RESULT, COMPLETION_ERROR_TYPE, abortedMessage, inputNotJsonMessage } = require('./native.js');
@@ -128,6 +129,15 @@ class Calls {
         continue;
       }
       this.waiting.delete(id);
+      if (kind === COMPLETION_RESULT && call.check !== null && !call.check(value)) {
+        // Not accepted by the JS side's check of the output: the native validator decides.
+        const refusal = call.snapshot.recheck(call.index, batchText, id);
+        if (refusal !== null) {
+          call.errorType = refusal[0];
+          call.settle(false, refusal[1]);
+          continue;
+        }
+      }
       call.settle(kind === COMPLETION_RESULT, value);
     }
     this.releaseIfIdle();
@@ -208,9 +218,11 @@ class Calls {
     }
     const log = ctx != null && typeof ctx.log === 'function' ? ctx.log : undefined;
     const op = this.otel === null ? null : this.otel.startCall(traits);
+    // The structured result is checked here when its schema compiles to a check (lib/outputcheck.js).
+    const check = outputCheck(snapshot, index);
     let started;
     try {
-      started = op === null ? snapshot.call(index, text, log !== undefined) : snapshot.call(index, text, log !== undefined, op.carrier);
+      started = snapshot.call(index, text, log !== undefined, check !== null, op === null ? undefined : op.carrier);
     } catch (err) {
       op?.end('invalid_input', false);
       // The environment is going away: still a rejection, never a throw from execute().
@@ -222,7 +234,7 @@ class Calls {
       return Promise.reject(new Error(started));
     }
     op?.sent(started);
-    return this.start(snapshot, def.name, started, ctx, log, signal, op);
+    return this.start(snapshot, def.name, started, ctx, log, signal, op, index, check);
   }
 
   /**
@@ -234,11 +246,13 @@ class Calls {
    * @param {ToolContext['log'] | undefined} log
    * @param {AbortSignal | undefined} signal
    * @param {any} op its telemetry (lib/telemetry.js), or null
+   * @param {number} index the tool's index in `snapshot`
+   * @param {((value: unknown) => boolean) | null} check the JS side's check of its structured result, if any
    * @returns {Promise<unknown>}
    */
-  start(snapshot, name, started, ctx, log, signal, op) {
+  start(snapshot, name, started, ctx, log, signal, op, index, check) {
     return new Promise((resolve, reject) => {
-      const call = new Call(this, resolve, reject, ctx, log, signal, started, name, snapshot, op);
+      const call = new Call(this, resolve, reject, ctx, log, signal, started, name, snapshot, op, index, check);
       if (signal !== undefined) this.watch(signal, call);
       this.waiting.set(started, call);
       this.hold(true);
@@ -288,8 +302,10 @@ class Call {
    * @param {string} name
    * @param {NativeSnapshot} snapshot
    * @param {any} op
+   * @param {number} index
+   * @param {((value: unknown) => boolean) | null} check
    */
-  constructor(calls, resolve, reject, ctx, log, signal, id, name, snapshot, op) {
+  constructor(calls, resolve, reject, ctx, log, signal, id, name, snapshot, op, index, check) {
     this.calls = calls;
     this.resolve = resolve;
     this.ctx = ctx;
@@ -301,6 +317,10 @@ class Call {
     this.id = id;
     this.name = name;
     this.snapshot = snapshot;
+    this.index = index;
+    // The JS side's check of its structured result (lib/outputcheck.js), or null: a result it
+    // does not accept is asked of the native validator again (Calls.settle).
+    this.check = check;
     // Its telemetry (lib/telemetry.js), or null; `errorType` arrives just before a failure.
     this.op = op;
     /** @type {string | undefined} */

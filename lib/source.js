@@ -339,7 +339,7 @@ class Imports {
     const log = ctx != null && typeof ctx.log === 'function' ? ctx.log : undefined;
     const started = snapshot.resume(index, taskId, log !== undefined);
     if (typeof started === 'string') throw new this.HostConfigError(started);
-    return this.calls.start(snapshot, defs[index].name, started, ctx, log, signal, null);
+    return this.calls.start(snapshot, defs[index].name, started, ctx, log, signal, null, index, null);
   }
 
   /** The lock file's text for what the source imports now (it imports first if it has not). */

@@ -18,6 +18,7 @@ pub(crate) mod lite;
 pub(crate) mod lock;
 pub(crate) mod lockdiff;
 pub(crate) mod oauth;
+pub(crate) mod plain;
 pub(crate) mod raw;
 pub mod result;
 pub(crate) mod revisions;

@@ -5,6 +5,7 @@
 use super::error::Failure;
 use super::jcs::write_string;
 use super::lite::{self, Lite, RawObject};
+use super::plain::plain;
 use super::validate::{describe, Compiled, Issue};
 use serde_json::{Map, Value};
 
@@ -69,10 +70,15 @@ const RAW_DEPTH: usize = 96;
 /// wrote it. `None` when the `Value` path must decide: an error result, a part `lite` refuses
 /// (a repeated key, deep nesting, text that is not JSON), a validator only `Value`s have, or
 /// a shape `map_result` refuses (it words the refusal).
+///
+/// `checked_in_js`: the JS side validates the structured value itself (`lib/outputcheck.js`)
+/// and asks `recheck_structured` whenever it does not accept it, so a structured text both
+/// parsers read alike (`core::plain`) is handed on unparsed and unvalidated here.
 pub(crate) fn map_raw_result(
     tool: &str,
     output: Option<&Compiled>,
     result: &RawObject<'_>,
+    checked_in_js: bool,
 ) -> Option<Result<String, Failure>> {
     if result.get("isError") == Some("true") {
         return None;
@@ -83,6 +89,7 @@ pub(crate) fn map_raw_result(
     };
     match (output, result.get("structuredContent")) {
         (Some(_), None) => None,
+        (Some(_), Some(text)) if checked_in_js && plain(text) => Some(Ok(text.to_owned())),
         (Some(validator), Some(text)) => {
             let tree = lite::parse(text, RAW_DEPTH)?;
             Some(if validator.lite_valid(tree.root())? {
@@ -114,6 +121,44 @@ pub(crate) fn map_raw_result(
                 out = serde_json::to_string(&value).ok()?;
             }
             Some(Ok(out))
+        }
+    }
+}
+
+/// What the native path says of a structured value the JS side did not accept (its text as it
+/// was handed on, `map_raw_result` with `checked_in_js`): `Ok` when it is valid after all, else
+/// the refusal, worded as `map_result` words it. The JS side's check only ever accepts what this
+/// accepts; whatever it declines is decided here.
+pub(crate) fn recheck_structured(
+    tool: &str,
+    output: Option<&Compiled>,
+    text: &str,
+) -> Result<(), Failure> {
+    let Some(validator) = output else {
+        return Ok(());
+    };
+    let tree = lite::parse(text, RAW_DEPTH);
+    match tree
+        .as_ref()
+        .and_then(|t| Some((t, validator.lite_valid(t.root())?)))
+    {
+        Some((_, true)) => Ok(()),
+        Some((tree, false)) => Err(does_not_match(
+            tool,
+            &validator.issues(&tree.root().to_value()),
+        )),
+        // A repeated key, deep nesting, a validator only `Value`s have: as the `Value` path.
+        None => {
+            let value: Value = serde_json::from_str(text).map_err(|_| {
+                Failure::from(format!(
+                    "mcp: tool '{tool}' returned structured content that could not be read"
+                ))
+            })?;
+            let issues = validator.issues(&value);
+            match issues.is_empty() {
+                true => Ok(()),
+                false => Err(does_not_match(tool, &issues)),
+            }
         }
     }
 }
@@ -204,7 +249,7 @@ mod tests {
             ),
         ];
         for (raw, output) in answered {
-            let fast = map_raw_result("t", output, &serde_json::from_str(raw).unwrap())
+            let fast = map_raw_result("t", output, &serde_json::from_str(raw).unwrap(), false)
                 .unwrap_or_else(|| panic!("declined {raw}"));
             let slow = map_result("t", output, serde_json::from_str(raw).unwrap());
             match (fast, slow) {
@@ -236,12 +281,12 @@ mod tests {
         ];
         for raw in declined {
             let declined = serde_json::from_str::<RawObject>(raw)
-                .map_or(true, |r| map_raw_result("t", None, &r).is_none());
+                .map_or(true, |r| map_raw_result("t", None, &r, false).is_none());
             assert!(declined, "{raw}");
         }
         // A validator's tool without structured content: `map_result` words that refusal.
         let empty = serde_json::from_str(r#"{"content":[]}"#).unwrap();
-        assert_eq!(map_raw_result("t", Some(&output), &empty), None);
+        assert_eq!(map_raw_result("t", Some(&output), &empty, false), None);
     }
 
     #[test]
@@ -430,8 +475,20 @@ mod tests {
                     }
                 };
                 prop_assert!(twice.is_none(), "{}", text);
-                let fast = map_raw_result("t", output.as_ref(), &raw);
+                let fast = map_raw_result("t", output.as_ref(), &raw, false);
                 let slow = map_result("t", output.as_ref(), serde_json::from_str(&text).unwrap());
+                // The recheck of a structured text the JS side declined answers as the
+                // mapping of the whole result does, wherever that turned on the schema.
+                if let Some(structured) = raw.get("structuredContent") {
+                    let recheck = recheck_structured("t", output.as_ref(), structured);
+                    match &slow {
+                        Ok(_) => prop_assert_eq!(recheck, Ok(()), "{}", text),
+                        Err(f) if f.message.contains("does not match") => {
+                            prop_assert_eq!(recheck, Err(f.clone()), "{}", text)
+                        }
+                        Err(_) => {}
+                    }
+                }
                 match fast {
                     Some(Ok(t)) => prop_assert_eq!(
                         Ok(serde_json::from_str::<Value>(&t).unwrap()),

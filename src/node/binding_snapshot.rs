@@ -2,7 +2,7 @@
 //! cancels their calls.
 
 use super::calls::{Calls, NodeSource};
-use crate::client::trace::{members_text, meta_members};
+use crate::client::trace::{members_text, meta_members, result_error_type};
 use crate::core::error::Failure;
 use crate::source::Snapshot;
 use napi::bindgen_prelude::{Either, Env};
@@ -92,6 +92,42 @@ impl NativeSnapshot {
         super::tooldefs::unvalidated_json(tool)
     }
 
+    /// Tool `index`'s output schema as JSON text (the JS side compiles its own check of it,
+    /// `lib/outputcheck.js`); `null` when it declares none or there is no such tool.
+    #[napi(catch_unwind)]
+    pub fn output_schema(&self, index: u32) -> Option<String> {
+        let tool = self.snapshot.tools.get(index as usize)?;
+        tool.output.as_ref().map(|o| o.json().to_owned())
+    }
+
+    /// The native validator's word on call `id`'s structured result, which the JS side's check
+    /// of tool `index`'s output did not accept: `null` when it is valid after all, else its
+    /// refusal as `[error.type, message]`. `batch` is the segment of `takeCompletions()` it came
+    /// in.
+    #[napi(catch_unwind)]
+    pub fn recheck(&self, index: u32, batch: String, id: i64) -> Option<Vec<String>> {
+        let text = u64::try_from(id)
+            .ok()
+            .and_then(|id| super::jsthread::completions::result_in(&batch, id));
+        let refusal = match text {
+            Some(text) => {
+                self.source
+                    .recheck_result(&self.snapshot, index as usize, text)
+                    .err()?
+                    .message
+            }
+            None => {
+                let tool = self
+                    .snapshot
+                    .tools
+                    .get(index as usize)
+                    .map_or("?", |t| &t.name);
+                crate::core::error::call_failed(tool, "its result was not found to check")
+            }
+        };
+        Some(vec![result_error_type(false).into_owned(), refusal])
+    }
+
     /// The lock file's text for this import (`rulvar-mcp lock`).
     #[napi(catch_unwind)]
     pub fn lock_text(&self) -> napi::Result<String, String> {
@@ -112,6 +148,7 @@ impl NativeSnapshot {
         index: u32,
         input: String,
         wants_progress: bool,
+        checks_output: bool,
         trace: Option<String>,
     ) -> napi::Result<Either<i64, String>> {
         let calls = &self.calls;
@@ -126,6 +163,7 @@ impl NativeSnapshot {
                 &input,
                 progress,
                 meta.as_deref(),
+                checks_output,
                 calls.done(),
             )
         };

@@ -68,8 +68,13 @@ fn waiter(plan: Arc<Plan>, done: Done) -> Waiter {
             // A 2025 task handle: followed on the `Value` path.
             return None;
         }
-        map_raw_result(&spec.name, spec.output.as_ref(), result)
-            .map(|mapped| mapped.map_err(|f| redacted_failure(&fast_plan.secrets, f)))
+        map_raw_result(
+            &spec.name,
+            spec.output.as_ref(),
+            result,
+            fast_plan.checked_in_js,
+        )
+        .map(|mapped| mapped.map_err(|f| redacted_failure(&fast_plan.secrets, f)))
     });
     Waiter::answered(Some(fast), move |answer| match answer {
         Answer::Mapped(outcome) => done.finish(outcome.map_err(|f| (f, result_error_type(false)))),

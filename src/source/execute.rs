@@ -70,7 +70,9 @@ impl<C: Connector> Source<C> {
     /// whichever thread the reply, the timeout or the connection's end arrives (a failure with
     /// its `error.type` for tracing). Input that fails validation is refused here, before
     /// anything is sent. `meta`: trace members for the request's `_meta` (`client::trace`).
+    /// `checked_in_js`: the JS side checks the structured result (`map_raw_result`).
     /// Returns the request id, which `cancel` takes.
+    #[allow(clippy::too_many_arguments)]
     pub fn start_call(
         &self,
         snapshot: &Arc<Snapshot>,
@@ -78,6 +80,7 @@ impl<C: Connector> Source<C> {
         input: &str,
         progress: Option<Listener>,
         meta: Option<&str>,
+        checked_in_js: bool,
         done: impl FnOnce(u64, Result<String, (Failure, ErrorType)>) + Send + 'static,
     ) -> Result<u64, Failure> {
         let Some(spec) = snapshot.tools.get(index) else {
@@ -106,6 +109,7 @@ impl<C: Connector> Source<C> {
             call_ms,
             first: id,
             rounds: None,
+            checked_in_js,
         };
         // A host that answers input requests: the call may take further rounds, which need
         // its arguments again and a runtime to answer on. So does a call the host said is safe
@@ -211,6 +215,7 @@ impl<C: Connector> Source<C> {
                 repeatable: false,
                 repeated: Default::default(),
             }),
+            checked_in_js: false,
         };
         let done = plan::Done::new(
             id,
@@ -233,5 +238,21 @@ impl<C: Connector> Source<C> {
             .conn
             .rpc
             .abandon(current, "cancelled by the caller", RpcError::Cancelled);
+    }
+
+    /// What the native validator says of tool `index`'s structured result `text` (as a call
+    /// started with `checked_in_js` handed it on) when the JS side's check did not accept it:
+    /// the refusal, redacted, or `Ok` when it is valid after all.
+    pub fn recheck_result(
+        &self,
+        snapshot: &Snapshot,
+        index: usize,
+        text: &str,
+    ) -> Result<(), Failure> {
+        let Some(spec) = snapshot.tools.get(index) else {
+            return Err(format!("mcp: '{}' has no tool #{index}", self.id).into());
+        };
+        crate::core::result::recheck_structured(&spec.name, spec.output.as_ref(), text)
+            .map_err(|f| super::redacted_failure(&self.secrets, f))
     }
 }

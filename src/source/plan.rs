@@ -25,6 +25,8 @@ pub(super) struct Plan {
     pub first: u64,
     /// Set when the host answers input requests.
     pub rounds: Option<Rounds>,
+    /// The JS side validates the structured result itself (`core::result::map_raw_result`).
+    pub checked_in_js: bool,
 }
 
 impl Plan {

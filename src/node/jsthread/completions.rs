@@ -203,6 +203,17 @@ impl Completions {
     }
 }
 
+/// The value text of call `id`'s result in `batch` (a segment `take_with` handed out), or
+/// `None` when it holds none.
+pub(crate) fn result_in(batch: &str, id: u64) -> Option<&str> {
+    let entries: Vec<(u64, u8, &serde_json::value::RawValue)> = serde_json::from_str(batch).ok()?;
+    let result = RESULT as u8 - b'0';
+    entries
+        .into_iter()
+        .find(|(of, kind, _)| *of == id && *kind == result)
+        .map(|(_, _, value)| value.get())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -236,6 +247,19 @@ mod tests {
         assert_eq!(c.take_with(str::to_owned), None);
         c.push(4, Ok("null".into()));
         assert_eq!(wakes.load(Ordering::SeqCst), 2);
+    }
+
+    #[test]
+    fn a_result_is_found_in_its_batch_by_id() {
+        let (c, _) = counted();
+        c.push_progress(4, "{\"progress\":1}");
+        c.push(4, Ok("{\"a\":[1,2]}".into()));
+        c.push(5, Ok("\"s\"".into()));
+        let text = c.take_with(str::to_owned).unwrap();
+        assert_eq!(result_in(&text, 4), Some("{\"a\":[1,2]}"));
+        assert_eq!(result_in(&text, 5), Some("\"s\""));
+        assert_eq!(result_in(&text, 6), None);
+        assert_eq!(result_in("not a batch", 4), None);
     }
 
     #[test]

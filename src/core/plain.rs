@@ -1,0 +1,136 @@
+//! Whether a JSON text reads as the same value in V8's `JSON.parse` as in serde_json.
+//!
+//! A structured result whose output is checked on the JS side (`lib/outputcheck.js`) is handed
+//! on without being parsed here: the JS side validates the value `JSON.parse` gave it, and asks
+//! the native validator again whenever it does not accept (`source::call::recheck`). That is
+//! exact only for a text both parsers read alike. Given a text serde_json has already scanned
+//! as valid JSON (the reply's envelope), two things tell them apart:
+//!
+//! - numbers: serde_json refuses one past f64's range (`1e400`, or 400 digits) where V8 reads
+//!   `Infinity`, and holds an integer of up to 20 digits exactly where V8 rounds it past 2^53
+//!   (what `maximum`, `enum` and `const` compare). A number with an exponent, or with more than
+//!   15 digits before its point, is not plain; every other number is below 10^15, an integer
+//!   that is exact in both, or a fraction both round the same way (serde_json is built with
+//!   `float_roundtrip`).
+//! - strings: serde_json refuses an escaped surrogate that is not paired, which V8 keeps. A
+//!   text with any escaped surrogate, paired or not, is not plain (servers escape non-ASCII
+//!   rarely; such a text takes the native path, which decides).
+//!
+//! A text that is not plain takes the native path as every result did before.
+
+/// Digits an integer part may have and stay below 10^15 (under 2^53).
+const MAX_INTEGER_DIGITS: usize = 15;
+
+/// Whether `text` (valid JSON, as serde_json scanned it) holds no number and no string that
+/// V8 and serde_json read differently.
+pub(crate) fn plain(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => match string_end(bytes, i + 1) {
+                Some(end) => i = end,
+                None => return false,
+            },
+            b'-' | b'0'..=b'9' => match number_end(bytes, i) {
+                Some(end) => i = end,
+                None => return false,
+            },
+            _ => i += 1,
+        }
+    }
+    true
+}
+
+/// The index just past the string whose contents start at `i`, or `None` when it escapes a
+/// surrogate (or is cut short, which a scanned text never is).
+fn string_end(bytes: &[u8], mut i: usize) -> Option<usize> {
+    loop {
+        i += memchr::memchr2(b'"', b'\\', &bytes[i..])?;
+        if bytes[i] == b'"' {
+            return Some(i + 1);
+        }
+        // An escape: `\u` followed by D800-DFFF is a surrogate.
+        if bytes.get(i + 1) == Some(&b'u') && escapes_surrogate(bytes.get(i + 2..i + 4)?) {
+            return None;
+        }
+        i += 2;
+    }
+}
+
+fn escapes_surrogate(hex: &[u8]) -> bool {
+    matches!(hex[0], b'd' | b'D') && matches!(hex[1], b'8'..=b'9' | b'a'..=b'f' | b'A'..=b'F')
+}
+
+/// The index just past the number starting at `i`, or `None` when it is not plain.
+fn number_end(bytes: &[u8], mut i: usize) -> Option<usize> {
+    if bytes[i] == b'-' {
+        i += 1;
+    }
+    let digits = bytes[i..].iter().take_while(|b| b.is_ascii_digit()).count();
+    if digits > MAX_INTEGER_DIGITS {
+        return None;
+    }
+    i += digits;
+    if bytes.get(i) == Some(&b'.') {
+        i += 1;
+        i += bytes[i..].iter().take_while(|b| b.is_ascii_digit()).count();
+    }
+    match bytes.get(i) {
+        Some(b'e' | b'E') => None,
+        _ => Some(i),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plain;
+
+    #[test]
+    fn ordinary_json_is_plain() {
+        for text in [
+            r#"{"items":[{"id":0,"name":"item-0","ok":true},{"id":-12,"x":null}]}"#,
+            r#"{"n":999999999999999,"f":0.30000000000000004,"neg":-0.5,"z":-0}"#,
+            r#"{"s":"a \"quoted\" \\ \n \u00e9 \u20ac \uE000 \uFFFF","1e5":"-99999999999999999"}"#,
+            r#"[1,2.5,"x"]"#,
+            "\"é😀\"",
+            "0",
+        ] {
+            assert!(plain(text), "{text}");
+        }
+    }
+
+    #[test]
+    fn numbers_and_strings_the_parsers_read_apart_are_not() {
+        for text in [
+            r#"{"n":1e400}"#,
+            r#"{"n":1E2}"#,
+            r#"{"n":2.5e-3}"#,
+            r#"{"n":9007199254740993}"#,
+            r#"{"n":-1000000000000000}"#,
+            r#"[1,1234567890123456.5]"#,
+            r#"{"s":"\ud800"}"#,
+            r#"{"s":"\uDBFF\uDFFF"}"#,
+            r#"{"\udc00":1}"#,
+        ] {
+            assert!(!plain(text), "{text}");
+        }
+    }
+
+    /// What `plain` passes, both parsers read as one value: serde_json parses it, and its
+    /// numbers are exact doubles (the JS side then sees the same numbers).
+    #[test]
+    fn a_plain_text_parses_and_its_numbers_are_exact_doubles() {
+        let text = r#"{"a":[999999999999999,-999999999999999,0.1,1.5,-0.0,"\u0041"]}"#;
+        assert!(plain(text));
+        let value: serde_json::Value = serde_json::from_str(text).unwrap();
+        for n in value["a"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|n| n.as_f64())
+        {
+            assert!(n.is_finite() && n.abs() < 9_007_199_254_740_992.0);
+        }
+    }
+}
