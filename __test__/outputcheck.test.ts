@@ -222,6 +222,23 @@ describe('the JS check of structured results', () => {
     expect(compileCheck(JSON.stringify(deep))).toBeNull();
   });
 
+  it('reads own members only, whatever Object.prototype holds', () => {
+    const check = compileCheck(
+      '{"type":"object","properties":{"__proto__":{"type":"string"},"toString":{"type":"number"},"extra":{"type":"string"}},"required":["__proto__","toString","extra"]}',
+    )!;
+    expect(check(JSON.parse('{"__proto__":"x","toString":1,"extra":"e"}'))).toBe(true);
+    expect(check(JSON.parse('{"toString":1,"extra":"e"}'))).toBe(false);
+    expect(check(JSON.parse('{"__proto__":"x","extra":"e"}'))).toBe(false);
+    expect(check(JSON.parse('{"__proto__":1,"toString":1,"extra":"e"}'))).toBe(false);
+    // A member a host put on Object.prototype after the check was compiled is not the value's.
+    Object.defineProperty(Object.prototype, 'extra', { value: 'inherited', configurable: true, writable: true });
+    try {
+      expect(check(JSON.parse('{"__proto__":"x","toString":1}'))).toBe(false);
+    } finally {
+      delete (Object.prototype as any).extra;
+    }
+  });
+
   it('leaves to the native path a result both parsers would not read alike', async () => {
     const schema = { type: 'object', properties: { n: { type: 'number', maximum: 10 }, s: { type: 'string', maxLength: 1 } } };
     const file = join(dir, 'exotic.json');

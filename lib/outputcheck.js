@@ -153,7 +153,7 @@ const KEYWORDS = {
   required(_b, arg, v) {
     if (!Array.isArray(arg) || !arg.every((k) => typeof k === 'string')) throw new Unsupported();
     if (arg.length === 0) return '';
-    return `if (${TYPES.object(v)}) {${arg.map((k) => `if (!has(${v}, ${JSON.stringify(k)})) return false;`).join('')}}`;
+    return `if (${TYPES.object(v)}) {${arg.map((k) => `if (!${own(v, JSON.stringify(k))}) return false;`).join('')}}`;
   },
   properties(b, arg, v, depth) {
     if (!isObject(arg)) throw new Unsupported();
@@ -161,7 +161,7 @@ const KEYWORDS = {
     for (const [key, sub] of Object.entries(arg)) {
       const x = b.fresh();
       const code = b.schema(sub, x, depth + 1);
-      if (code !== '') body += `if (has(${v}, ${JSON.stringify(key)})) {const ${x} = ${v}[${JSON.stringify(key)}];${code}}`;
+      if (code !== '') body += `if (${own(v, JSON.stringify(key))}) {const ${x} = ${v}[${JSON.stringify(key)}];${code}}`;
     }
     return body === '' ? '' : `if (${TYPES.object(v)}) {${body}}`;
   },
@@ -192,6 +192,16 @@ const KEYWORDS = {
   },
 };
 
+/**
+ * Whether object `v` has own member `key` (a string literal), as code. `JSON.parse` never gives a
+ * member the value undefined, and its objects inherit from Object.prototype alone: a member
+ * that reads as something is own unless Object.prototype has one of that name (`__proto__`,
+ * `toString`, or whatever a host put there), which only then costs the call of hasOwnProperty.
+ * @param {string} v
+ * @param {string} key
+ */
+const own = (v, key) => `(${v}[${key}] !== undefined && (!(${key} in P) || has(${v}, ${key})))`;
+
 /** Code points in `s`, as the native validator counts a string's length. */
 function points(/** @type {string} */ s) {
   let n = 0;
@@ -211,7 +221,7 @@ function compileCheck(text) {
     const build = new Build();
     const body = build.schema(JSON.parse(text), 'v0', 0);
     const code = `'use strict';${build.fns.join('')}return function check(v0) {${body}return true;};`;
-    return new Function('c', 'has', 'points', code)(build.consts, (/** @type {object} */ o, /** @type {string} */ k) => hasOwn.call(o, k), points);
+    return new Function('c', 'has', 'points', 'P', code)(build.consts, (/** @type {object} */ o, /** @type {string} */ k) => hasOwn.call(o, k), points, Object.prototype);
   } catch {
     // Unsupported, or code generation disallowed: the native path decides.
     return null;
