@@ -221,7 +221,12 @@ function compileCheck(text) {
     const build = new Build();
     const body = build.schema(JSON.parse(text), 'v0', 0);
     const code = `'use strict';${build.fns.join('')}return function check(v0) {${body}return true;};`;
-    return new Function('c', 'has', 'points', 'P', code)(build.consts, (/** @type {object} */ o, /** @type {string} */ k) => hasOwn.call(o, k), points, Object.prototype);
+    return new Function('c', 'has', 'points', 'P', code)(
+      build.consts,
+      (/** @type {object} */ o, /** @type {string} */ k) => hasOwn.call(o, k),
+      points,
+      Object.prototype,
+    );
   } catch {
     // Unsupported, or code generation disallowed: the native path decides.
     return null;
