@@ -10,28 +10,14 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { mcp } from '../lib/index.js';
 import { compileCheck } from '../lib/outputcheck.js';
-import { closeAfterEach, ctx, rejection, session } from './helpers/common.js';
+import { closeAfterEach, ctx, rejection, seeded, session } from './helpers/common.js';
 import { fixture } from './helpers/harness.js';
 
 const closing = closeAfterEach();
 const dir = mkdtempSync(join(tmpdir(), 'outputcheck-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** A seeded generator (mulberry32): the same cases on every run. */
-function random(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const int = (n: number) => Math.floor(next() * n);
-  const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)];
-  return { chance: (p: number) => next() < p, int, pick };
-}
-type Random = ReturnType<typeof random>;
+type Random = ReturnType<typeof seeded>;
 
 const KEYS = ['a', 'b', 'n', 's', '__proto__', 'é'];
 const TYPES = ['null', 'boolean', 'object', 'array', 'number', 'integer', 'string'];
@@ -158,7 +144,7 @@ async function outcome(promise: Promise<unknown>) {
 
 describe('the JS check of structured results', () => {
   it('answers every generated schema and value exactly as the native validator does', async () => {
-    const r = random(20261205);
+    const r = seeded(20261205);
     const schemas = Array.from({ length: 400 }, () => schemaOf(r, 0, false, true));
     const tools = schemas.flatMap((schema, i) => [
       { name: `js${i}`, inputSchema: { type: 'object' }, outputSchema: schema },
@@ -237,6 +223,42 @@ describe('the JS check of structured results', () => {
     } finally {
       delete (Object.prototype as any).extra;
     }
+  });
+
+  it('settles a flood of refused results, a huge accepted one, and calls in flight at close()', async () => {
+    const schema = { type: 'object', properties: { items: { type: 'array', items: { type: 'integer', maximum: 9 } } }, required: ['items'] };
+    const file = join(dir, 'hostile.json');
+    writeFileSync(file, JSON.stringify([{ name: 'typed', inputSchema: { type: 'object' }, outputSchema: schema }]));
+    const open = () =>
+      mcp({
+        transport: 'stdio',
+        command: process.execPath,
+        args: [fixture('structured-stdio.mjs')],
+        env: { TOOLS: file },
+        timeouts: { callMs: 20_000 },
+      } as any);
+    const source = closing(open());
+    const [typed] = await source.tools(session);
+    expect(compileCheck(JSON.stringify(schema))).not.toBeNull();
+    // 2,000 refusals at once, each asked of the native validator in the batch it came in.
+    const refused = await Promise.all(Array.from({ length: 2000 }, (_, i) => rejection(typed.execute({ raw: `{"items":[1,${10 + i}]}` }, ctx))));
+    expect(refused.map((err) => err.message)).toEqual(
+      refused.map(
+        (_, i) =>
+          `mcp: tool 'typed' returned structured content that does not match its output schema: at /items/1: ${10 + i} is greater than the maximum of 9`,
+      ),
+    );
+    // 200,000 items (about 400 KB) checked and accepted; one past the bound among them refused.
+    const many = Array.from({ length: 200_000 }, (_, i) => i % 10);
+    expect(await typed.execute({ raw: JSON.stringify({ items: many }) }, ctx)).toEqual({ items: many });
+    many[199_999] = 99;
+    expect((await rejection(typed.execute({ raw: JSON.stringify({ items: many }) }, ctx))).message).toMatch(/at \/items\/199999: 99 is greater/);
+    // Calls whose answers are still on their way when the source closes: every one settles.
+    const second = open();
+    const [late] = await second.tools(session);
+    const inFlight = Array.from({ length: 100 }, () => rejection(late.execute({ raw: '{"items":[1]}', delayMs: 300 }, ctx)));
+    await second.close();
+    for (const err of await Promise.all(inFlight)) expect(err.message).toMatch(/^mcp: tool 'typed' failed: .* was closed$/);
   });
 
   it('leaves to the native path a result both parsers would not read alike', async () => {

@@ -9,7 +9,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { mcp, resumeTask } from '../lib/index.js';
-import { closeAfterEach, session } from './helpers/common.js';
+import { closeAfterEach, seeded, session } from './helpers/common.js';
 import { fixture, runHost } from './helpers/harness.js';
 
 const keep = closeAfterEach();
@@ -18,30 +18,16 @@ const CALL_MS = 400;
 const MARGIN_MS = 3000;
 const CASES = Number(process.env.HOSTILE_TASK_CASES ?? 48);
 
-/** A small seeded generator (mulberry32): the same seed, the same cases. */
-function generator(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const pick = <T>(items: T[]): T => items[Math.floor(next() * items.length)];
-  return { next, pick };
-}
-
 const NUMBERS = [1e300, -1e300, Number.MAX_VALUE, -Number.MAX_VALUE, 2 ** 64, -(2 ** 63), 2 ** 53 + 2, 0, -0, 0.5, 1e-300, -1, 10, 20, 30_000];
 const ODD = ['', 'x'.repeat(200_000), null, true, false, [], {}, [1, 'a'], { a: 1 }, '\u202e\u0007\u001b[2J', '1e300'];
 const STATUSES = ['working', 'completed', 'input_required', 'failed', 'cancelled', 'COMPLETED', '', 5, null, {}, 'w'.repeat(50_000)];
 
-function hostileValue(g: ReturnType<typeof generator>): unknown {
+function hostileValue(g: ReturnType<typeof seeded>): unknown {
   return g.next() < 0.5 ? g.pick(NUMBERS) : g.pick(ODD);
 }
 
 /** One task object as a server might send it: every member present or not, right or wrong. */
-function task(g: ReturnType<typeof generator>, key: string, modern: boolean): Record<string, unknown> {
+function task(g: ReturnType<typeof seeded>, key: string, modern: boolean): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   const maybe = (name: string, value: () => unknown) => {
     if (g.next() < 0.75) out[name] = value();
@@ -60,7 +46,7 @@ function task(g: ReturnType<typeof generator>, key: string, modern: boolean): Re
 }
 
 /** The arguments that script one call: its handle and the answers to its polls. */
-function scripted(g: ReturnType<typeof generator>, i: number, modern: boolean) {
+function scripted(g: ReturnType<typeof seeded>, i: number, modern: boolean) {
   const key = `k${i}`;
   const inner = task(g, key, modern);
   let handle: unknown;
@@ -119,7 +105,7 @@ describe('a call settles whatever a server answers to it and to its task polls',
     for (const era of ['legacy', 'modern'] as const) {
       it(`${transport}, ${era}: ${CASES} generated hostile task answers all settle by callMs`, async () => {
         const seed = 0x41 + (transport === 'http' ? 2 : 0) + (era === 'modern' ? 1 : 0);
-        const g = generator(seed);
+        const g = seeded(seed);
         const source = await sourceFor(transport, era);
         const [t] = await source.tools(session);
         const cases = Array.from({ length: CASES }, (_, i) => scripted(g, i, era === 'modern'));
@@ -141,7 +127,7 @@ describe('a call settles whatever a server answers to it and to its task polls',
 
   it('resumeTask with hostile polls settles by callMs, in both eras', async () => {
     for (const era of ['legacy', 'modern'] as const) {
-      const g = generator(0x52 + (era === 'modern' ? 1 : 0));
+      const g = seeded(0x52 + (era === 'modern' ? 1 : 0));
       const source = await sourceFor('stdio', era);
       const [t] = await source.tools(session);
       // A call scripts the polls of a task id; resumeTask then follows that id.

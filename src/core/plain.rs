@@ -117,20 +117,35 @@ mod tests {
         }
     }
 
-    /// What `plain` passes, both parsers read as one value: serde_json parses it, and its
-    /// numbers are exact doubles (the JS side then sees the same numbers).
-    #[test]
-    fn a_plain_text_parses_and_its_numbers_are_exact_doubles() {
-        let text = r#"{"a":[999999999999999,-999999999999999,0.1,1.5,-0.0,"\u0041"]}"#;
-        assert!(plain(text));
-        let value: serde_json::Value = serde_json::from_str(text).unwrap();
-        for n in value["a"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter_map(|n| n.as_f64())
-        {
-            assert!(n.is_finite() && n.abs() < 9_007_199_254_740_992.0);
+    mod agreement {
+        use super::super::plain;
+        use proptest::prelude::*;
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 4000, ..ProptestConfig::default() })]
+
+            /// What `plain` passes, serde_json reads, and reads as a number V8 holds exactly:
+            /// finite, and an integer only below 2^53 (numbers of every length and exponent,
+            /// strings with every kind of `\u` escape).
+            #[test]
+            fn what_plain_passes_both_parsers_read_alike(
+                number in "-?(0|[1-9][0-9]{0,24})(\\.[0-9]{1,20})?([eE][-+]?[0-9]{1,4})?",
+                escape in "[0-9a-fA-F]{4}",
+            ) {
+                let text = format!("[{number},\"\\u{escape}\"]");
+                if plain(&text) {
+                    let value: serde_json::Value = serde_json::from_str(&text)
+                        .map_err(|e| TestCaseError::fail(format!("{text}: {e}")))?;
+                    let n = &value[0];
+                    let exact = match (n.as_u64(), n.as_i64(), n.as_f64()) {
+                        (Some(u), _, _) => u < 1 << 53,
+                        (_, Some(i), _) => i.unsigned_abs() < 1 << 53,
+                        (_, _, Some(f)) => f.is_finite(),
+                        _ => false,
+                    };
+                    prop_assert!(exact, "{}", text);
+                }
+            }
         }
     }
 }

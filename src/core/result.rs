@@ -40,17 +40,32 @@ pub fn map_result(tool: &str, output: Option<&Compiled>, result: Value) -> Resul
         (Some(_), None) => Err(Failure::from(format!(
             "mcp: tool '{tool}' has an output schema but did not return structured content"
         ))),
-        (Some(validator), Some(value)) => {
-            let issues = validator.issues(&value);
-            if issues.is_empty() {
-                Ok(value)
-            } else {
-                Err(does_not_match(tool, &issues))
-            }
-        }
+        (Some(validator), Some(value)) => judged(tool, validator, &value).map(|()| value),
         (None, Some(value)) => Ok(value),
         (None, None) => Ok(map_content(content)),
     }
+}
+
+/// A structured value held to its tool's output schema: the refusal `map_result` words.
+fn judged(tool: &str, validator: &Compiled, value: &Value) -> Result<(), Failure> {
+    let issues = validator.issues(value);
+    match issues.is_empty() {
+        true => Ok(()),
+        false => Err(does_not_match(tool, &issues)),
+    }
+}
+
+/// A structured value held to its tool's output schema in its text (`core::lite`); `None` when
+/// only the `Value` path can judge it (a part `lite` refuses, a validator only `Value`s have).
+fn judged_text(tool: &str, validator: &Compiled, text: &str) -> Option<Result<(), Failure>> {
+    let tree = lite::parse(text, RAW_DEPTH)?;
+    Some(match validator.lite_valid(tree.root())? {
+        true => Ok(()),
+        false => Err(does_not_match(
+            tool,
+            &validator.issues(&tree.root().to_value()),
+        )),
+    })
 }
 
 fn does_not_match(tool: &str, issues: &[Issue]) -> Failure {
@@ -91,15 +106,7 @@ pub(crate) fn map_raw_result(
         (Some(_), None) => None,
         (Some(_), Some(text)) if checked_in_js && plain(text) => Some(Ok(text.to_owned())),
         (Some(validator), Some(text)) => {
-            let tree = lite::parse(text, RAW_DEPTH)?;
-            Some(if validator.lite_valid(tree.root())? {
-                Ok(text.to_owned())
-            } else {
-                Err(does_not_match(
-                    tool,
-                    &validator.issues(&tree.root().to_value()),
-                ))
-            })
+            Some(judged_text(tool, validator, text)?.map(|()| text.to_owned()))
         }
         (None, Some(text)) => {
             lite::parse(text, RAW_DEPTH)?;
@@ -137,30 +144,16 @@ pub(crate) fn recheck_structured(
     let Some(validator) = output else {
         return Ok(());
     };
-    let tree = lite::parse(text, RAW_DEPTH);
-    match tree
-        .as_ref()
-        .and_then(|t| Some((t, validator.lite_valid(t.root())?)))
-    {
-        Some((_, true)) => Ok(()),
-        Some((tree, false)) => Err(does_not_match(
-            tool,
-            &validator.issues(&tree.root().to_value()),
-        )),
-        // A repeated key, deep nesting, a validator only `Value`s have: as the `Value` path.
-        None => {
-            let value: Value = serde_json::from_str(text).map_err(|_| {
-                Failure::from(format!(
-                    "mcp: tool '{tool}' returned structured content that could not be read"
-                ))
-            })?;
-            let issues = validator.issues(&value);
-            match issues.is_empty() {
-                true => Ok(()),
-                false => Err(does_not_match(tool, &issues)),
-            }
-        }
+    if let Some(judged) = judged_text(tool, validator, text) {
+        return judged;
     }
+    // A repeated key, deep nesting, a validator only `Value`s have: as the `Value` path.
+    let value: Value = serde_json::from_str(text).map_err(|_| {
+        Failure::from(format!(
+            "mcp: tool '{tool}' returned structured content that could not be read"
+        ))
+    })?;
+    judged(tool, validator, &value)
 }
 
 fn lite_is_text(block: &Lite<'_>) -> bool {
