@@ -5,7 +5,7 @@ import { readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { ConfigError, jcsSerialize, mcp } from '../lib/index.js';
+import { ConfigError, jcsSerialize, leftOutOf, mcp, protocolOf } from '../lib/index.js';
 import { buildServer } from '../examples/server.mjs';
 import { ctx, session } from './helpers/common.js';
 import { example, fixture, liveChildren, serveHttp } from './helpers/harness.js';
@@ -45,6 +45,36 @@ describe('the native memory the soak benchmark reads (nativeMemory)', () => {
     } finally {
       await source.close();
     }
+  });
+});
+
+describe('what a closed source keeps', () => {
+  const native = createRequire(import.meta.url)('../lib/native.js') as { nativeMemory(): string };
+  const snapshots = () => JSON.parse(native.nativeMemory()).snapshots as number;
+  // A collection, then a turn for the finalizers of the wrappers it found, three times.
+  const settle = async () => {
+    for (let i = 0; i < 3; i++) {
+      collect();
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+
+  it('holds no import once its ToolDefs are gone, and still answers for its last one', async () => {
+    await settle();
+    const before = snapshots();
+    const sources = Array.from({ length: 20 }, () => mcp({ transport: 'inprocess', server: buildServer() }));
+    let defs: unknown[] | null = await Promise.all(sources.map((s) => s.tools(session)));
+    for (const s of sources) await s.close();
+    await settle();
+    // The ToolDefs stay usable after close(): their snapshots are alive while they are.
+    expect(snapshots()).toBe(before + 20);
+    defs = null;
+    await settle();
+    expect(defs).toBeNull();
+    expect(snapshots()).toBeLessThanOrEqual(before);
+    // What the source says of its last import outlives it.
+    expect(protocolOf(sources[0])).toBe('2025-11-25');
+    expect(leftOutOf(sources[0])).toEqual([]);
   });
 });
 

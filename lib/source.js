@@ -26,9 +26,10 @@ const telemetry = require('./telemetry.js');
 /** @type {WeakMap<object, { snapshot: NativeSnapshot, index: number, original: string, reasons?: { input?: string, output?: string } | null }>} */
 const unvalidated = new WeakMap();
 
-// The protocol revision each source's latest import was listed in, beside the source object,
-// whose members are the engine's.
-/** @type {WeakMap<object, { protocol: string | undefined, snapshot: NativeSnapshot }>} */
+// The protocol revision each source's latest import was listed in and the tools it left out
+// (as JSON text), beside the source object, whose members are the engine's. Not the snapshot
+// itself: a source closed and kept would hold its last import's tools after its ToolDefs went.
+/** @type {WeakMap<object, { protocol: string | undefined, leftOut: string }>} */
 const protocols = new WeakMap();
 
 /** The protocol revision `source`'s latest import was listed in; undefined before one. */
@@ -39,7 +40,7 @@ function protocolOf(source) {
 /** The tools `source`'s latest import left out, each with why (`[{ name, reason }]`). */
 function leftOutOf(source) {
   const latest = protocols.get(source);
-  return latest === undefined ? undefined : JSON.parse(latest.snapshot.leftOut());
+  return latest === undefined ? undefined : JSON.parse(latest.leftOut);
 }
 
 /**
@@ -307,7 +308,7 @@ class Imports {
   async sweep() {
     const { native, otel } = this;
     const snapshot = await (otel === null ? native.tools() : otel.around(() => native.tools()));
-    protocols.set(this.source, { protocol: snapshot.protocol ?? undefined, snapshot });
+    protocols.set(this.source, { protocol: snapshot.protocol ?? undefined, leftOut: snapshot.leftOut() });
     if (this.cache !== null && this.cache.key === snapshot.key) return this.cache.defs;
     const defs = toolDefs(snapshot, this.listed.of(snapshot), this.calls, this.otel, this.sandboxDigest);
     this.cache = { key: snapshot.key, defs, snapshot };

@@ -3,10 +3,17 @@
 
 use napi_derive::napi;
 
-/// `{ committedBytes, liveBytes }` as JSON text: what the allocator holds from the system, and
-/// of it what is live (`null` unless the addon was built with the `alloc-count` feature).
+/// `{ committedBytes, liveBytes, snapshots }` as JSON text: what the allocator holds from the
+/// system, of it what is live (`null` unless the addon was built with the `alloc-count`
+/// feature), and how many imports' snapshots are alive (each holds its tools until the last
+/// ToolDef built from it is collected).
 #[napi(js_name = "nativeMemory", catch_unwind)]
 pub fn native_memory() -> String {
     let memory = crate::allocator::memory();
-    serde_json::json!({ "committedBytes": memory.committed, "liveBytes": memory.live }).to_string()
+    serde_json::json!({
+        "committedBytes": memory.committed,
+        "liveBytes": memory.live,
+        "snapshots": crate::source::alive(),
+    })
+    .to_string()
 }

@@ -169,6 +169,31 @@ pub struct Snapshot {
     pub conn: Arc<Connection>,
     /// Tools the import left out (a modern tool's invalid `x-mcp-header`), each with why.
     pub left_out: Vec<(String, String)>,
+    _alive: Alive,
+}
+
+/// Counts the snapshots alive in this process (`alive()`): an import's tools stay in memory
+/// while anything holds its snapshot, and a closed source must not be that holder.
+struct Alive;
+
+static SNAPSHOTS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+impl Alive {
+    fn new() -> Self {
+        SNAPSHOTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Alive
+    }
+}
+
+impl Drop for Alive {
+    fn drop(&mut self) {
+        SNAPSHOTS.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// How many snapshots are alive in this process (`nativeMemory().snapshots`).
+pub(crate) fn alive() -> usize {
+    SNAPSHOTS.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 impl Snapshot {
@@ -314,6 +339,7 @@ impl<C: Connector> Source<C> {
             tools,
             conn,
             left_out,
+            _alive: Alive::new(),
         });
         // A listChanged that arrived during the sweep keeps this result from being cached.
         if self.drift.generation() == generation {
