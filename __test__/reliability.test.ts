@@ -78,6 +78,27 @@ describe('what a closed source keeps', () => {
     expect(protocolOf(sources[0])).toBe('2025-11-25');
     expect(leftOutOf(sources[0])).toEqual([]);
   });
+
+  it('has the JS thread hand its memory back to the system once it is collected', async () => {
+    // A dead source's memory is freed by its wrappers' finalizers on the JS thread, and the
+    // allocator keeps freed pages until that thread allocates again; the last of a source's
+    // parts to go asks the JS thread to let go of them (src/node/jsthread/port.rs).
+    const returns = () => JSON.parse(native.nativeMemory()).returns as number;
+    await settle();
+    const before = returns();
+    const held: { sources: ReturnType<typeof mcp>[] | null } = {
+      sources: Array.from({ length: 20 }, () => mcp({ transport: 'inprocess', server: buildServer() })),
+    };
+    for (const s of held.sources!) {
+      await s.tools(session);
+      await s.close();
+    }
+    await settle();
+    expect(returns()).toBe(before);
+    held.sources = null;
+    await settle();
+    expect(returns()).toBeGreaterThan(before);
+  });
 });
 
 describe(`soak: ${SOAK} tools()/close() cycles per transport`, () => {

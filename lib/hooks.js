@@ -179,8 +179,9 @@ const forget = new FinalizationRegistry((/** @type {number} */ key) => registry.
 let lastKey = 0;
 /** @param {number} key @param {number} which @param {string} text */
 function dispatch(key, which, text) {
-  // Key 0 is no source's: native tasks polled on this thread were woken (src/node/jsthread/executor.rs).
-  if (key === 0) return port.drain();
+  // Key 0 is no source's: native tasks polled on this thread were woken (src/node/jsthread/executor.rs),
+  // or dead sources' memory was freed here and the allocator should let go of it (port.rs, `tidy_later`).
+  if (key === 0) return which === 0 ? port.drain() : port.tidy();
   const hook = registry.get(key)?.[which];
   // A source gone answers nothing, which the native side takes as a failed hook.
   return hook === undefined ? undefined : hook(text);

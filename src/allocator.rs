@@ -125,4 +125,12 @@ pub(crate) fn return_free_memory() {
     // SAFETY: `mi_collect` works on the calling thread's own heap and may be called from any
     // thread at any time; mimalloc is the global allocator, so that heap is the one in use.
     unsafe { mi_collect(true) };
+    RETURNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// How many times a thread handed its freed memory back (`nativeMemory().returns`).
+static RETURNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+pub(crate) fn returns() -> usize {
+    RETURNS.load(std::sync::atomic::Ordering::Relaxed)
 }

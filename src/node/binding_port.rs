@@ -1,6 +1,7 @@
 //! `NativePort`: the JS face of the JS thread's port and executor (`jsthread`). lib/hooks.js
 //! makes one per environment and dispatches each call, `(key, which, text)`, to hook `which`
-//! of the source registered under `key`; key 0 drains the executor.
+//! of the source registered under `key`; key 0 drains the executor (`which` 0) or tidies the
+//! allocator after dead sources (`which` 1).
 
 use super::jsthread::{Args, Executor, Port, PortFn};
 use napi::bindgen_prelude::{Env, FunctionRef, Unknown};
@@ -36,6 +37,13 @@ impl NativePort {
     #[napi(catch_unwind)]
     pub fn drain(&self, env: Env) {
         self.executor.drain(&env);
+    }
+
+    /// Hands what the allocator keeps of this thread's freed memory back to the system (the
+    /// dispatch of `(0, 1, "")`, after dead sources' finalizers ran).
+    #[napi(catch_unwind)]
+    pub fn tidy(&self) {
+        self.executor.port().tidy();
     }
 }
 

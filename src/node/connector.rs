@@ -2,7 +2,7 @@
 //! hook), or the host's in-process server object through the JS bridge.
 
 use super::hooks::{never_settles, HeaderHook, JsAskHook, JsListed};
-use super::jsthread::{Executor, HandOver, JsHook};
+use super::jsthread::{Executor, HandOver, JsHook, TidyOnDrop};
 use super::oauth::NodeOAuthHost;
 use super::pipe::{JsPipe, Pipes};
 use super::source_hooks::{Hooks, HttpHooks, InProcessHooks};
@@ -60,6 +60,9 @@ pub(super) struct NodeConnector {
     pub(super) warned: std::sync::atomic::AtomicBool,
     /// `cassette`: the exchange recorded to a file, or replayed from one.
     pub(super) tape: Option<Tape>,
+    /// The source's wrapper and each of its imports' snapshots hold the connector: when it
+    /// goes, the source's memory has gone, and the JS thread hands it back.
+    _tidy: TidyOnDrop,
 }
 
 impl NodeConnector {
@@ -105,6 +108,7 @@ impl NodeConnector {
                 .map(|c| Tape::new(c, config.protocol, secrets.clone())),
             secrets: secrets.clone(),
             config: config.clone(),
+            _tidy: TidyOnDrop::new(executor.port()),
         })
     }
 

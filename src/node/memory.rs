@@ -3,10 +3,11 @@
 
 use napi_derive::napi;
 
-/// `{ committedBytes, liveBytes, snapshots }` as JSON text: what the allocator holds from the
-/// system, of it what is live (`null` unless the addon was built with the `alloc-count`
-/// feature), and how many imports' snapshots are alive (each holds its tools until the last
-/// ToolDef built from it is collected).
+/// `{ committedBytes, liveBytes, snapshots, returns }` as JSON text: what the allocator holds
+/// from the system, of it what is live (`null` unless the addon was built with the
+/// `alloc-count` feature), how many imports' snapshots are alive (each holds its tools until
+/// the last ToolDef built from it is collected), and how many times a thread handed the
+/// allocator's freed memory back to the system.
 #[napi(js_name = "nativeMemory", catch_unwind)]
 pub fn native_memory() -> String {
     let memory = crate::allocator::memory();
@@ -14,6 +15,7 @@ pub fn native_memory() -> String {
         "committedBytes": memory.committed,
         "liveBytes": memory.live,
         "snapshots": crate::source::alive(),
+        "returns": crate::allocator::returns(),
     })
     .to_string()
 }

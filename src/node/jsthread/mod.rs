@@ -7,7 +7,7 @@
 //!   accessors. Nothing else keeps state of what the thread is doing (`environment` keeps
 //!   only which stdio children the environment started).
 //! - `port`: the one thread-safe function every source calls its JS hooks through (`JsHook`),
-//!   and what holds Node's event loop.
+//!   what holds Node's event loop, and the tidy after dead sources (`TidyOnDrop`).
 //! - `executor`: futures polled on the JS thread (an in-process source's opening and close),
 //!   drained at the end of each entry or when the port is fired.
 //! - `handover`: the in-process server's side of the bridge, and the direct hand-over of what
@@ -25,4 +25,4 @@ mod turn;
 pub(crate) use completions::Completions;
 pub(crate) use executor::{Executor, Settle};
 pub(crate) use handover::HandOver;
-pub(crate) use port::{Args, JsHook, Port, PortFn};
+pub(crate) use port::{Args, JsHook, Port, PortFn, TidyOnDrop};

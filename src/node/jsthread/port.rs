@@ -13,6 +13,7 @@ use crate::sync::lock;
 use napi::bindgen_prelude::{Env, FnArgs, FunctionRef, Promise, Unknown};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{sys, Status};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// `(key, which, text)`: the source's key, the index of the hook among those it registered,
@@ -32,6 +33,8 @@ pub(crate) struct Port {
     /// executor (which a spawned future held before, through napi-rs's own function). Changed
     /// only on the JS thread.
     holds: Mutex<Holds>,
+    /// A tidy was asked for and has not run yet (`tidy_later`).
+    tidying: AtomicBool,
 }
 
 #[derive(Default)]
@@ -48,7 +51,29 @@ impl Port {
             tsfn,
             here,
             holds: Default::default(),
+            tidying: AtomicBool::new(false),
         }
+    }
+
+    /// Asks the JS thread to hand what its allocator keeps of freed memory back to the system:
+    /// `(0, 1, "")`, once however many ask before it runs. A dead source's memory is freed on
+    /// the JS thread by its wrapper's finalizer, often a few thousand sources in one batch
+    /// after a collection, and mimalloc returns freed pages only as that thread allocates
+    /// again: a host idle after a burst of sources kept the whole batch resident (18 MB after
+    /// 3,000 in-process sources). The port's call runs after the batch, in a later turn.
+    pub(crate) fn tidy_later(&self) {
+        if !self.tidying.swap(true, Ordering::Relaxed) {
+            self.tsfn.call(
+                FnArgs::from((0, 1, String::new())),
+                ThreadsafeFunctionCallMode::NonBlocking,
+            );
+        }
+    }
+
+    /// The tidy `tidy_later` asked for, on the JS thread.
+    pub(crate) fn tidy(&self) {
+        self.tidying.store(false, Ordering::Relaxed);
+        crate::allocator::return_free_memory();
     }
 
     /// Asks the JS thread to drain the executor's tasks: `(0, 0, "")`, a key no source has.
@@ -112,6 +137,22 @@ impl Port {
         }
         holds.applied = wanted;
         Ok(())
+    }
+}
+
+/// Held by what every part of a source's native memory holds (its connector), so it goes with
+/// the last of them, wherever that is dropped: then the JS thread tidies (`tidy_later`).
+pub(crate) struct TidyOnDrop(Arc<Port>);
+
+impl TidyOnDrop {
+    pub(crate) fn new(port: &Arc<Port>) -> Self {
+        Self(port.clone())
+    }
+}
+
+impl Drop for TidyOnDrop {
+    fn drop(&mut self) {
+        self.0.tidy_later();
     }
 }
 
