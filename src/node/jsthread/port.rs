@@ -20,6 +20,11 @@ use std::sync::{Arc, Mutex};
 /// and the hook's argument ("" for those that take none).
 pub(crate) type Args = FnArgs<(u32, u32, String)>;
 
+/// The port's own entries, under key 0 (lib/hooks.js `dispatch`): drain the executor, or tidy
+/// the allocator after dead sources.
+const DRAIN: u32 = 0;
+const TIDY: u32 = 1;
+
 /// Weak (it never keeps Node's event loop alive by itself: `hold` does, while calls are in
 /// flight) and not callee-handled, so each awaited call is `call_async_catch`, and a hook that
 /// throws or rejects is an ordinary error.
@@ -63,10 +68,7 @@ impl Port {
     /// 3,000 in-process sources). The port's call runs after the batch, in a later turn.
     pub(crate) fn tidy_later(&self) {
         if !self.tidying.swap(true, Ordering::Relaxed) {
-            self.tsfn.call(
-                FnArgs::from((0, 1, String::new())),
-                ThreadsafeFunctionCallMode::NonBlocking,
-            );
+            self.fire_own(TIDY);
         }
     }
 
@@ -78,8 +80,13 @@ impl Port {
 
     /// Asks the JS thread to drain the executor's tasks: `(0, 0, "")`, a key no source has.
     pub(super) fn fire_drain(&self) {
+        self.fire_own(DRAIN);
+    }
+
+    /// Calls the port's own entry `which` (key 0, which no source has) on the JS thread, later.
+    fn fire_own(&self, which: u32) {
         self.tsfn.call(
-            FnArgs::from((0, 0, String::new())),
+            FnArgs::from((0, which, String::new())),
             ThreadsafeFunctionCallMode::NonBlocking,
         );
     }
