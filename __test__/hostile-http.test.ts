@@ -264,6 +264,22 @@ describe('hostile HTTP servers', () => {
     expect(ms).toBeLessThan(2000);
   });
 
+  it('a header hook whose promise is collected unsettled fails the connect with that reason', async () => {
+    const url = await hostile((_q, res) => res.writeHead(500).end());
+    // Nothing references the promise: a collection in the wait drops it, and the port's
+    // finalization registry tells the waiter long before the connect timeout.
+    const pending = failure({ url, http: { headers: () => new Promise(() => {}) }, timeouts: { connectMs: 20_000 } });
+    let done = false;
+    pending.finally(() => (done = true));
+    for (let i = 0; i < 200 && !done; i++) {
+      await new Promise((r) => setTimeout(r, 10));
+      (globalThis as { gc?: () => void }).gc?.();
+    }
+    const { err, ms } = await pending;
+    expect(err.message).toBe('mcp: the http.headers hook failed: its promise was collected without ever settling');
+    expect(ms).toBeLessThan(10_000);
+  });
+
   it('a server that is not there fails the connect with a plain error', async () => {
     const url = await hostile((_q, res) => res.end());
     latest!.close();

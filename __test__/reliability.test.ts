@@ -99,6 +99,27 @@ describe('what a closed source keeps', () => {
     await settle();
     expect(returns()).toBeGreaterThan(before);
   });
+
+  it('forgets a host hook it no longer waits for, however long its promise lives', async () => {
+    // The header hook's promise never settles and is kept alive here: only the connect
+    // timeout ends the wait, and the port must drop its entry for that answer then.
+    const awaited = () => JSON.parse(native.nativeMemory()).hooksAwaited as number;
+    const kept: Promise<never>[] = [];
+    const before = awaited();
+    const source = mcp({
+      transport: 'streamable-http',
+      url: 'http://127.0.0.1:9/mcp',
+      http: { headers: () => (kept.push(new Promise<never>(() => {})), kept[kept.length - 1]) },
+      timeouts: { connectMs: 300 },
+    } as any);
+    const pending = source.tools(session).catch((e: Error) => e);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(awaited()).toBe(before + 1);
+    expect(((await pending) as Error).message).toMatch(/timed out after 300ms/);
+    await source.close();
+    expect(kept.length).toBeGreaterThan(0);
+    expect(awaited()).toBe(before);
+  });
 });
 
 describe(`soak: ${SOAK} tools()/close() cycles per transport`, () => {

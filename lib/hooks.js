@@ -177,14 +177,53 @@ const HOOKS = Object.values(PORT_HOOKS);
 const registry = new Map();
 const forget = new FinalizationRegistry((/** @type {number} */ key) => registry.delete(key));
 let lastKey = 0;
-/** @param {number} key @param {number} which @param {string} text */
-function dispatch(key, which, text) {
+/** @param {number} key @param {number} which @param {string} text @param {number} reply */
+function dispatch(key, which, text, reply) {
   // Key 0 is no source's: native tasks polled on this thread were woken (src/node/jsthread/executor.rs),
   // or dead sources' memory was freed here and the allocator should let go of it (port.rs, `tidy_later`).
   if (key === 0) return which === 0 ? port.drain() : port.tidy();
   const hook = registry.get(key)?.[which];
+  if (reply !== 0) return answer(reply, hook, text);
   // A source gone answers nothing, which the native side takes as a failed hook.
   return hook === undefined ? undefined : hook(text);
+}
+
+// How an awaited hook's answer is settled (src/node/jsthread/port.rs).
+const FULFILLED = 0;
+const REJECTED = 1;
+const COLLECTED = 2;
+// A promise V8 collects unsettled can never settle: its waiter is told so.
+const unsettled = new FinalizationRegistry((/** @type {number} */ reply) => port.settle(reply, COLLECTED, undefined));
+
+/**
+ * Calls an awaited hook and hands what it settles with to the native side under `reply`. Never
+ * throws: a throw in the port's dispatch would be an uncaught exception.
+ * @param {number} reply @param {((text: string) => unknown) | undefined} hook @param {string} text
+ */
+function answer(reply, hook, text) {
+  let out;
+  try {
+    out = hook === undefined ? undefined : hook(text);
+  } catch (err) {
+    port.settle(reply, REJECTED, err);
+    return;
+  }
+  if (!(out instanceof Promise)) {
+    port.settle(reply, FULFILLED, out);
+    return;
+  }
+  // The promise is its own unregister token: the registry holds it weakly.
+  unsettled.register(out, reply, out);
+  out.then(
+    (value) => {
+      unsettled.unregister(out);
+      port.settle(reply, FULFILLED, value);
+    },
+    (err) => {
+      unsettled.unregister(out);
+      port.settle(reply, REJECTED, err);
+    },
+  );
 }
 /** It also holds Node's event loop while any source has calls in flight (lib/calls.js). */
 const port = new binding.NativePort(dispatch, dispatch);

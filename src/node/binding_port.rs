@@ -1,7 +1,8 @@
 //! `NativePort`: the JS face of the JS thread's port and executor (`jsthread`). lib/hooks.js
-//! makes one per environment and dispatches each call, `(key, which, text)`, to hook `which`
-//! of the source registered under `key`; key 0 drains the executor (`which` 0) or tidies the
-//! allocator after dead sources (`which` 1).
+//! makes one per environment and dispatches each call, `(key, which, text, reply)`, to hook
+//! `which` of the source registered under `key`, and settles an awaited one's answer under
+//! `reply`; key 0 drains the executor (`which` 0) or tidies the allocator after dead sources
+//! (`which` 1).
 
 use super::jsthread::{Args, Executor, Port, PortFn};
 use napi::bindgen_prelude::{Env, FunctionRef, Unknown};
@@ -18,7 +19,7 @@ impl NativePort {
     #[napi(
         constructor,
         catch_unwind,
-        ts_args_type = "dispatch: (key: number, which: number, text: string) => unknown, here: (key: number, which: number, text: string) => unknown"
+        ts_args_type = "dispatch: (key: number, which: number, text: string, reply: number) => unknown, here: (key: number, which: number, text: string, reply: number) => unknown"
     )]
     /// `here` is `dispatch` again, as the JS thread calls it directly.
     pub fn new(dispatch: PortFn, here: FunctionRef<Args, Unknown<'static>>) -> Self {
@@ -37,6 +38,14 @@ impl NativePort {
     #[napi(catch_unwind)]
     pub fn drain(&self, env: Env) {
         self.executor.drain(&env);
+    }
+
+    /// The answer to the awaited hook call `reply`: `outcome` 0 and its text, 1 and what it
+    /// threw or rejected with, 2 (its promise was collected unsettled). Never throws: lib/hooks.js
+    /// calls it from promise reactions and a finalization callback.
+    #[napi(catch_unwind)]
+    pub fn settle(&self, reply: u32, outcome: u32, value: Unknown) {
+        self.executor.port().settle(reply, outcome, value);
     }
 
     /// Hands what the allocator keeps of this thread's freed memory back to the system (the

@@ -11,7 +11,7 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 use std::sync::Arc;
 
-pub(super) use super::jsthread::JsHook;
+pub(super) use super::jsthread::{never_settles, JsHook};
 
 /// `http.headers` as a function: the JS side wraps it so it always returns a Promise of the
 /// record's JSON text. Every value it returns is remembered as a secret.
@@ -28,7 +28,7 @@ impl HeaderSource for HeaderHook {
             let text = hook
                 .settled(String::new())
                 .await
-                .map_err(|e| format!("mcp: the http.headers hook failed: {}", why_failed(e)))?;
+                .map_err(|e| format!("mcp: the http.headers hook failed: {}", e.reason))?;
             let record: Value = serde_json::from_str(&text)
                 .map_err(|_| "mcp: the http.headers hook did not return a record".to_owned())?;
             let Value::Object(map) = record else {
@@ -53,21 +53,6 @@ impl HeaderSource for HeaderHook {
             Ok(out)
         })
     }
-}
-
-/// Why awaiting a host callback failed: what it threw or rejected with, or that its promise
-/// can never settle (napi cancels the wait when V8 collects such a promise).
-pub(super) fn why_failed(e: napi::Error) -> String {
-    if never_settles(&e) {
-        "its promise was collected without ever settling".to_owned()
-    } else {
-        e.reason
-    }
-}
-
-/// The promise a hook returned was collected without settling: it never will.
-pub(super) fn never_settles(e: &napi::Error) -> bool {
-    e.reason.contains("canceled")
 }
 
 /// `elicit`, `sample` and `roots` as the JS side wraps them (lib/asks.js): one callback that

@@ -3,11 +3,11 @@
 
 use napi_derive::napi;
 
-/// `{ committedBytes, liveBytes, snapshots, returns }` as JSON text: what the allocator holds
-/// from the system, of it what is live (`null` unless the addon was built with the
-/// `alloc-count` feature), how many imports' snapshots are alive (each holds its tools until
-/// the last ToolDef built from it is collected), and how many times a thread handed the
-/// allocator's freed memory back to the system.
+/// `{ committedBytes, liveBytes, snapshots, returns, hooksAwaited }` as JSON text: what the
+/// allocator holds from the system, of it what is live (`null` unless the addon was built with
+/// the `alloc-count` feature), how many imports' snapshots are alive (each holds its tools
+/// until the last ToolDef built from it is collected), how many times a thread handed the
+/// allocator's freed memory back to the system, and how many host hooks' answers are awaited.
 #[napi(js_name = "nativeMemory", catch_unwind)]
 pub fn native_memory() -> String {
     let memory = crate::allocator::memory();
@@ -16,6 +16,7 @@ pub fn native_memory() -> String {
         "liveBytes": memory.live,
         "snapshots": crate::source::alive(),
         "returns": crate::allocator::returns(),
+        "hooksAwaited": super::jsthread::hooks_awaited(),
     })
     .to_string()
 }

@@ -3,7 +3,7 @@
 //! functions. lib/source.js wraps each so it always returns a Promise of text; every redirect
 //! URL and credential the host hands back is a secret.
 
-use super::hooks::{why_failed, JsHook};
+use super::hooks::JsHook;
 use crate::core::secrets::Secrets;
 use crate::transport::oauth::OAuthHost;
 use futures::future::BoxFuture;
@@ -23,9 +23,7 @@ pub struct NodeOAuthHost {
 }
 
 fn failed<'a>(what: &'static str, secrets: &'a Secrets) -> impl Fn(napi::Error) -> String + 'a {
-    move |e: napi::Error| {
-        secrets.redact(&format!("mcp: oauth: the {what} failed: {}", why_failed(e)))
-    }
+    move |e: napi::Error| secrets.redact(&format!("mcp: oauth: the {what} failed: {}", e.reason))
 }
 
 impl OAuthHost for NodeOAuthHost {

@@ -25,4 +25,4 @@ mod turn;
 pub(crate) use completions::Completions;
 pub(crate) use executor::{Executor, Settle};
 pub(crate) use handover::HandOver;
-pub(crate) use port::{Args, JsHook, Port, PortFn, TidyOnDrop};
+pub(crate) use port::{hooks_awaited, never_settles, Args, JsHook, Port, PortFn, TidyOnDrop};

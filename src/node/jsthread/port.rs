@@ -7,28 +7,47 @@
 //! the source's wrapper was collected, so sources opened and closed by the thousand (an
 //! in-process server per task) left thousands of handles between two collections, and every
 //! reply's wake-up walked them all: a fifth of all the process's time in such a loop.
+//!
+//! An awaited hook's answer comes back through the port too (`NativePort.settle`), under the
+//! number its call carried, not through napi-rs's `Promise`: that made two N-API functions
+//! and two wraps per awaited Promise, the in-process open/close cycle's four hooks made eight,
+//! and their native memory stayed on the system allocator's heap until V8 collected them.
 
 use super::turn::{self, Fire};
 use crate::sync::lock;
-use napi::bindgen_prelude::{Env, FnArgs, FunctionRef, Promise, Unknown};
-use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
-use napi::{sys, Status};
-use std::sync::atomic::{AtomicBool, Ordering};
+use futures::channel::oneshot;
+use napi::bindgen_prelude::{Env, FnArgs, FunctionRef, Unknown};
+use napi::threadsafe_function::{
+    ThreadsafeFunction, ThreadsafeFunctionCallMode, UnknownReturnValue,
+};
+use napi::{sys, Status, ValueType};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-/// `(key, which, text)`: the source's key, the index of the hook among those it registered,
-/// and the hook's argument ("" for those that take none).
-pub(crate) type Args = FnArgs<(u32, u32, String)>;
+/// `(key, which, text, reply)`: the source's key, the index of the hook among those it
+/// registered, the hook's argument ("" for those that take none), and the number its answer
+/// is settled under (0: none is awaited).
+pub(crate) type Args = FnArgs<(u32, u32, String, u32)>;
 
 /// The port's own entries, under key 0 (lib/hooks.js `dispatch`): drain the executor, or tidy
 /// the allocator after dead sources.
 const DRAIN: u32 = 0;
 const TIDY: u32 = 1;
 
+/// How the JS side settles an awaited hook (lib/hooks.js `answer`): with its text, with what
+/// it threw or rejected with, or because V8 collected its promise unsettled.
+const FULFILLED: u32 = 0;
+const REJECTED: u32 = 1;
+
+/// Why an awaited hook failed when its promise can never settle: V8 collected it (the JS
+/// side's FinalizationRegistry saw it go), or the port went before any answer came.
+const NEVER_SETTLES: &str = "its promise was collected without ever settling";
+
 /// Weak (it never keeps Node's event loop alive by itself: `hold` does, while calls are in
-/// flight) and not callee-handled, so each awaited call is `call_async_catch`, and a hook that
-/// throws or rejects is an ordinary error.
-pub(crate) type PortFn = ThreadsafeFunction<Args, Promise<String>, Args, Status, false, true>;
+/// flight) and not callee-handled: the JS side's dispatch never throws, and what an awaited
+/// hook throws or rejects with comes back through `settle`.
+pub(crate) type PortFn = ThreadsafeFunction<Args, UnknownReturnValue, Args, Status, false, true>;
 
 pub(crate) struct Port {
     tsfn: PortFn,
@@ -40,6 +59,24 @@ pub(crate) struct Port {
     holds: Mutex<Holds>,
     /// A tidy was asked for and has not run yet (`tidy_later`).
     tidying: AtomicBool,
+    /// The awaited hooks not answered yet, by the number their answer comes back under.
+    awaiting: Mutex<Awaiting>,
+}
+
+type Answer = napi::Result<String>;
+
+/// Awaited hooks not answered yet, in every port of the process (`nativeMemory().hooksAwaited`):
+/// a waiter that went and left its entry behind would show here.
+static AWAITED: AtomicUsize = AtomicUsize::new(0);
+
+pub(crate) fn hooks_awaited() -> usize {
+    AWAITED.load(Ordering::Relaxed)
+}
+
+#[derive(Default)]
+struct Awaiting {
+    last: u32,
+    waiting: HashMap<u32, oneshot::Sender<Answer>>,
 }
 
 #[derive(Default)]
@@ -57,7 +94,50 @@ impl Port {
             here,
             holds: Default::default(),
             tidying: AtomicBool::new(false),
+            awaiting: Default::default(),
         }
+    }
+
+    /// A number no awaited hook holds (never 0), and where its answer will come.
+    fn awaiting(&self) -> (u32, oneshot::Receiver<Answer>) {
+        let (tx, rx) = oneshot::channel();
+        let mut awaiting = lock(&self.awaiting);
+        let mut reply = awaiting.last;
+        loop {
+            reply = reply.checked_add(1).unwrap_or(1);
+            if !awaiting.waiting.contains_key(&reply) {
+                break;
+            }
+        }
+        awaiting.last = reply;
+        awaiting.waiting.insert(reply, tx);
+        AWAITED.fetch_add(1, Ordering::Relaxed);
+        (reply, rx)
+    }
+
+    /// Takes the awaited hook `reply` out: to answer it, or because its waiter went (then its
+    /// answer, if one comes, is dropped).
+    fn take(&self, reply: u32) -> Option<oneshot::Sender<Answer>> {
+        let taken = lock(&self.awaiting).waiting.remove(&reply);
+        if taken.is_some() {
+            AWAITED.fetch_sub(1, Ordering::Relaxed);
+        }
+        taken
+    }
+
+    /// The answer to the awaited hook `reply`, on the JS thread (lib/hooks.js): `value` is its
+    /// text (`FULFILLED`), what it threw or rejected with, the host's very object (`REJECTED`),
+    /// or nothing (its promise was collected unsettled). An answer nobody waits for is dropped.
+    pub(crate) fn settle(&self, reply: u32, outcome: u32, value: Unknown) {
+        let Some(tx) = self.take(reply) else {
+            return;
+        };
+        let answer = match outcome {
+            FULFILLED => text_of(&value),
+            REJECTED => Err(napi::Error::from_unknown_without_coercion(value)),
+            _ => Err(never_settled()),
+        };
+        let _ = tx.send(answer);
     }
 
     /// Asks the JS thread to hand what its allocator keeps of freed memory back to the system:
@@ -86,7 +166,7 @@ impl Port {
     /// Calls the port's own entry `which` (key 0, which no source has) on the JS thread, later.
     fn fire_own(&self, which: u32) {
         self.tsfn.call(
-            FnArgs::from((0, which, String::new())),
+            FnArgs::from((0, which, String::new(), 0)),
             ThreadsafeFunctionCallMode::NonBlocking,
         );
     }
@@ -97,7 +177,7 @@ impl Port {
         let called = self
             .here
             .borrow_back(env)
-            .and_then(|f| f.call(FnArgs::from((key, which, text))));
+            .and_then(|f| f.call(FnArgs::from((key, which, text, 0))));
         if called.is_err() {
             let mut thrown = std::ptr::null_mut();
             // SAFETY: `env` is the live env of the napi call this runs in, on its JS thread;
@@ -187,20 +267,55 @@ impl JsHook {
         let port = turn::whose(&*self.port);
         match turn::fire_later(port, (self.key, self.which, text)) {
             None => Status::Ok,
-            Some(fire) => self
-                .port
-                .tsfn
-                .call(FnArgs::from(fire), ThreadsafeFunctionCallMode::NonBlocking),
+            Some((key, which, text)) => self.port.tsfn.call(
+                FnArgs::from((key, which, text, 0)),
+                ThreadsafeFunctionCallMode::NonBlocking,
+            ),
         }
     }
 
-    /// Calls the hook and awaits the Promise it returns: the two waits fail alike (it threw,
-    /// it rejected, its source is gone so it answered nothing, or its promise can never settle).
+    /// Calls the hook and awaits what its Promise settles with: it threw, it rejected, its
+    /// source is gone so it answered no text, or its promise can never settle
+    /// (`never_settles`). A waiter dropped first forgets its number.
     pub(crate) async fn settled(&self, text: String) -> napi::Result<String> {
-        self.port
+        struct Waiting<'a>(&'a Port, u32);
+        impl Drop for Waiting<'_> {
+            fn drop(&mut self) {
+                self.0.take(self.1);
+            }
+        }
+        let (reply, answer) = self.port.awaiting();
+        let _waiting = Waiting(&self.port, reply);
+        let args = FnArgs::from((self.key, self.which, text, reply));
+        match self
+            .port
             .tsfn
-            .call_async_catch(FnArgs::from((self.key, self.which, text)))
-            .await?
-            .await
+            .call(args, ThreadsafeFunctionCallMode::NonBlocking)
+        {
+            Status::Ok => answer.await.unwrap_or_else(|_| Err(never_settled())),
+            status => Err(napi::Error::new(
+                status,
+                format!("the JS thread took no call ({status})"),
+            )),
+        }
+    }
+}
+
+/// An awaited hook's promise can never settle (`NEVER_SETTLES`).
+pub(crate) fn never_settles(e: &napi::Error) -> bool {
+    e.status == Status::Cancelled && e.reason == NEVER_SETTLES
+}
+
+fn never_settled() -> napi::Error {
+    napi::Error::new(Status::Cancelled, NEVER_SETTLES)
+}
+
+/// A fulfilled hook's text; anything else (a source gone answers `undefined`) fails the hook.
+fn text_of(value: &Unknown) -> Answer {
+    match value.get_type() {
+        // SAFETY: the value is a string (checked just above) of the live env of this napi
+        // call, on its JS thread.
+        Ok(ValueType::String) => unsafe { value.cast::<String>() },
+        _ => Err(napi::Error::from_reason("it answered no text")),
     }
 }
