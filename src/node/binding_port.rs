@@ -42,10 +42,15 @@ impl NativePort {
 
     /// The answer to the awaited hook call `reply`: `outcome` 0 and its text, 1 and what it
     /// threw or rejected with, 2 (its promise was collected unsettled). Never throws: lib/hooks.js
-    /// calls it from promise reactions and a finalization callback.
+    /// calls it from promise reactions and a finalization callback. An entry of the port: a
+    /// task of this thread the answer wakes (an in-process opening awaiting the server's
+    /// `connect()`, a close awaiting its detach) is polled before this returns, not at a later
+    /// turn of the loop the port's drain would take.
     #[napi(catch_unwind)]
-    pub fn settle(&self, reply: u32, outcome: u32, value: Unknown) {
-        self.executor.port().settle(reply, outcome, value);
+    pub fn settle(&self, env: Env, reply: u32, outcome: u32, value: Unknown) {
+        let port = self.executor.port();
+        self.executor
+            .entered(&env, || port.settle(reply, outcome, value));
     }
 
     /// Hands what the allocator keeps of this thread's freed memory back to the system (the
