@@ -110,31 +110,48 @@ function handOver(toServer) {
   return { toServerSoon, hold, flush };
 }
 
-// Made outside the bridge's scope, so its methods hold the link alone.
+// Made outside the bridge's scope, so it holds the link alone. A class: a server that keeps
+// every transport it was handed keeps a small object (its link cut, its handlers), where an
+// object literal's methods were three closures more per transport (the open/close cycle's V8
+// heap). The SDK calls each method on the transport.
+class BridgeTransport {
+  /** @param {{ native: any, settle: any, bridge: any }} link */
+  constructor(link) {
+    this.link = link;
+    /** @type {((message: unknown) => void) | undefined} */
+    this.onmessage = undefined;
+    /** @type {(() => void) | undefined} */
+    this.onclose = undefined;
+    /** @type {((error: unknown) => void) | undefined} */
+    this.onerror = undefined;
+  }
+
+  async start() {}
+
+  /** @param {unknown} message */
+  async send(message) {
+    const { native, settle } = this.link;
+    if (native === null) throw new Error('mcp: the in-process connection is closed');
+    // Synchronous on purpose: a listChanged is observed before send() returns.
+    // A reply that finishes calls settles them here, without waiting for a wake-up.
+    settle(native.deliver(JSON.stringify(message)));
+  }
+
+  async close() {
+    const link = this.link;
+    const { native, bridge } = link;
+    if (native !== null) {
+      cut(link);
+      bridge.closedByServer(link);
+      native.detached();
+    }
+    fire(this, 'onclose');
+  }
+}
+
+/** @param {{ native: any, settle: any, bridge: any }} link */
 function makeTransport(link) {
-  const transport = {
-    onmessage: undefined,
-    onclose: undefined,
-    onerror: undefined,
-    async start() {},
-    async send(message) {
-      const { native, settle } = link;
-      if (native === null) throw new Error('mcp: the in-process connection is closed');
-      // Synchronous on purpose: a listChanged is observed before send() returns.
-      // A reply that finishes calls settles them here, without waiting for a wake-up.
-      settle(native.deliver(JSON.stringify(message)));
-    },
-    async close() {
-      const { native, bridge } = link;
-      if (native !== null) {
-        cut(link);
-        bridge.closedByServer(link);
-        native.detached();
-      }
-      fire(transport, 'onclose');
-    },
-  };
-  return transport;
+  return new BridgeTransport(link);
 }
 
 function cut(link) {
