@@ -1,5 +1,6 @@
 // http.headers: a record, or a (possibly async) hook called and awaited before EVERY wire request
 // (handshake, list, call, stream, delete), so a rotated token reaches the very next request.
+import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { mcp } from '../lib/index.js';
 import { buildServer } from '../examples/server.mjs';
@@ -7,6 +8,8 @@ import { closeAfterEach, ctx, session } from './helpers/common.js';
 import { serveHttp, type HttpServer } from './helpers/harness.js';
 
 const closing = closeAfterEach();
+/** The binding itself, for `nativeMemory().hooksAwaited`. */
+const native = createRequire(import.meta.url)('../lib/native.js') as { nativeMemory(): string };
 let served: HttpServer | undefined;
 
 async function exercise(config: any) {
@@ -91,5 +94,40 @@ describe('http.headers', () => {
     await expect(source.tools(session)).rejects.toThrow(/^mcp: the http.headers hook failed: .*vault unavailable/);
     await source.close();
     expect(served.requests).toEqual([]);
+  });
+  it('a flood of calls, each awaiting the hook, gets each answer once: every value sent once, no throw sent', async () => {
+    served = closing(await serveHttp(buildServer, false));
+    // The hook answers out of order (random delays) and every third time throws: each answer
+    // must reach the one request that awaited it (the port routes it by number).
+    let n = 0;
+    const resolved = new Set<string>();
+    const source = mcp({
+      transport: 'streamable-http',
+      url: served.url,
+      http: {
+        headers: async () => {
+          const mine = ++n;
+          await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 5)));
+          if (mine % 3 === 0) throw new Error(`vault busy ${mine}`);
+          resolved.add(`Bearer flood-${mine}`);
+          return { authorization: `Bearer flood-${mine}` };
+        },
+      },
+      timeouts: { connectMs: 10_000 },
+    });
+    let defs: Awaited<ReturnType<typeof source.tools>> | undefined;
+    for (let tries = 0; defs === undefined && tries < 10; tries++) defs = await source.tools(session).catch(() => undefined);
+    expect(defs).toBeDefined();
+    const outcomes = await Promise.allSettled(Array.from({ length: 300 }, () => defs![0].execute({ text: 'hi' }, ctx)));
+    const failed = outcomes.filter((o) => o.status === 'rejected');
+    expect(failed.length).toBeGreaterThan(0);
+    expect(outcomes.length - failed.length).toBeGreaterThan(0);
+    for (const f of failed)
+      expect(String((f as PromiseRejectedResult).reason.message)).toMatch(/^mcp: tool 'echo' failed: mcp: the http.headers hook failed: .*vault busy \d+/);
+    await source.close();
+    const sent = served.requests.map((r) => r.headers.authorization as string);
+    expect(new Set(sent).size).toBe(sent.length);
+    expect(new Set(sent)).toEqual(resolved);
+    expect(JSON.parse(native.nativeMemory()).hooksAwaited).toBe(0);
   });
 });
