@@ -101,6 +101,8 @@ describe('http.headers', () => {
     // must reach the one request that awaited it (the port routes it by number).
     let n = 0;
     const resolved = new Set<string>();
+    const awaited = () => JSON.parse(native.nativeMemory()).hooksAwaited as number;
+    const before = awaited();
     const source = mcp({
       transport: 'streamable-http',
       url: served.url,
@@ -128,6 +130,6 @@ describe('http.headers', () => {
     const sent = served.requests.map((r) => r.headers.authorization as string);
     expect(new Set(sent).size).toBe(sent.length);
     expect(new Set(sent)).toEqual(resolved);
-    expect(JSON.parse(native.nativeMemory()).hooksAwaited).toBe(0);
+    expect(awaited()).toBe(before);
   });
 });
