@@ -18,7 +18,7 @@ function makeInprocessBridge(server, getNative, settle) {
 
   function attach() {
     const link = { native: getNative(), settle, bridge };
-    const transport = makeTransport(link);
+    const transport = new BridgeTransport(link);
     current = { transport, link };
     return (async () => {
       await server.connect(transport);
@@ -147,11 +147,6 @@ class BridgeTransport {
     }
     fire(this, 'onclose');
   }
-}
-
-/** @param {{ native: any, settle: any, bridge: any }} link */
-function makeTransport(link) {
-  return new BridgeTransport(link);
 }
 
 function cut(link) {

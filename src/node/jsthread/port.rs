@@ -35,6 +35,14 @@ pub(crate) type Args = FnArgs<(u32, u32, String, u32)>;
 const DRAIN: u32 = 0;
 const TIDY: u32 = 1;
 
+/// The `reply` of a call whose answer nobody awaits (a fired hook, the port's own entries).
+const NO_REPLY: u32 = 0;
+
+/// A fired hook's arguments: no answer is awaited.
+fn fired((key, which, text): Fire) -> Args {
+    FnArgs::from((key, which, text, NO_REPLY))
+}
+
 /// How the JS side settles an awaited hook (lib/hooks.js `answer`): with its text, with what
 /// it threw or rejected with, or because V8 collected its promise unsettled.
 const FULFILLED: u32 = 0;
@@ -166,18 +174,15 @@ impl Port {
     /// Calls the port's own entry `which` (key 0, which no source has) on the JS thread, later.
     fn fire_own(&self, which: u32) {
         self.tsfn.call(
-            FnArgs::from((0, which, String::new(), 0)),
+            fired((0, which, String::new())),
             ThreadsafeFunctionCallMode::NonBlocking,
         );
     }
 
     /// Calls a fire-and-forget hook on the JS thread, now. What it throws is dropped, as the
     /// port would (those hooks never throw).
-    pub(super) fn fire_here(&self, env: &Env, (key, which, text): Fire) {
-        let called = self
-            .here
-            .borrow_back(env)
-            .and_then(|f| f.call(FnArgs::from((key, which, text, 0))));
+    pub(super) fn fire_here(&self, env: &Env, fire: Fire) {
+        let called = self.here.borrow_back(env).and_then(|f| f.call(fired(fire)));
         if called.is_err() {
             let mut thrown = std::ptr::null_mut();
             // SAFETY: `env` is the live env of the napi call this runs in, on its JS thread;
@@ -267,10 +272,10 @@ impl JsHook {
         let port = turn::whose(&*self.port);
         match turn::fire_later(port, (self.key, self.which, text)) {
             None => Status::Ok,
-            Some((key, which, text)) => self.port.tsfn.call(
-                FnArgs::from((key, which, text, 0)),
-                ThreadsafeFunctionCallMode::NonBlocking,
-            ),
+            Some(fire) => self
+                .port
+                .tsfn
+                .call(fired(fire), ThreadsafeFunctionCallMode::NonBlocking),
         }
     }
 
