@@ -1,8 +1,10 @@
 // The floor: a bare JSON-RPC client in Node with no SDK, no validation and no tool objects
-// beyond a name and an execute. It shows how fast the pipe and the server allow any Node
-// client to go, so a ratio against the baseline can be read against what is possible.
+// beyond a name and an execute. It shows how fast the pipe (or, in-process, the server alone)
+// allows any Node client to go, so a ratio against the baseline can be read against what is
+// possible.
 import { spawn } from 'node:child_process';
 import http from 'node:http';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 
 /**
  * A `data` handler calling `onLine` with each line of the text stream, without its newline:
@@ -91,10 +93,38 @@ function httpRpc(target) {
   };
 }
 
+// In-process: the server object connected to one end of the SDK's linked pair, the requests
+// handed to it as objects and its replies taken as they come, with no text in between.
+function inMemoryRpc(target) {
+  const [client, end] = InMemoryTransport.createLinkedPair();
+  const connected = target.server.connect(end);
+  const pending = new Map();
+  client.onmessage = (m) => {
+    const resolve = pending.get(m.id);
+    if (resolve !== undefined) {
+      pending.delete(m.id);
+      resolve(m);
+    }
+  };
+  let id = 0;
+  return {
+    connected,
+    request: (method, params) =>
+      new Promise((resolve) => {
+        id += 1;
+        pending.set(id, resolve);
+        client.send({ jsonrpc: '2.0', id, method, params });
+      }),
+    notify: (method, params) => client.send({ jsonrpc: '2.0', method, params }),
+    close: () => client.close(),
+  };
+}
+
 export function rawSource(target) {
-  const rpc = target.kind === 'stdio' ? stdioRpc(target) : httpRpc(target);
+  const rpc = target.kind === 'stdio' ? stdioRpc(target) : target.kind === 'http' ? httpRpc(target) : inMemoryRpc(target);
   return {
     async tools() {
+      await rpc.connected;
       await rpc.request('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } });
       await rpc.notify('notifications/initialized', {});
       const listed = [];
