@@ -79,6 +79,34 @@ describe('what a closed source keeps', () => {
     expect(leftOutOf(sources[0])).toEqual([]);
   });
 
+  it('lets go of an import its calls went through, once its ToolDefs are gone (stdio and in-process)', async () => {
+    // A call starts through its snapshot's starter and its reply comes in through the source's
+    // feeder (stdio) or deliverer (in-process): plain N-API functions that hold what they
+    // serve until V8 collects them (src/node/entry.rs), and then must let go of it.
+    await settle();
+    const before = snapshots();
+    const sources = [
+      ...Array.from({ length: 5 }, () => mcp({ transport: 'inprocess', server: buildServer() })),
+      ...Array.from({ length: 5 }, () => mcp({ transport: 'stdio', command: process.execPath, args: [fixture('exec-server.mjs')] })),
+    ];
+    const held: { defs: Awaited<ReturnType<(typeof sources)[0]['tools']>>[] | null } = {
+      defs: await Promise.all(sources.map((s) => s.tools(session))),
+    };
+    for (const [i, defs] of held.defs!.entries()) {
+      const echo = defs.find((d) => d.name === 'echo')!;
+      expect(await echo.execute({ text: `call ${i}` }, ctx)).toBe(`call ${i}`);
+    }
+    for (const s of sources) await s.close();
+    await settle();
+    expect(snapshots()).toBe(before + 10);
+    held.defs = null;
+    await settle();
+    // One may stay: after calls, one snapshot outlives its ToolDefs however many sources there
+    // were (1, 3, 5 or 12 measured, before these functions too), the latest a call went
+    // through; an entry that kept what it serves would keep all 10.
+    expect(snapshots()).toBeLessThanOrEqual(before + 1);
+  });
+
   it('has the JS thread hand its memory back to the system once it is collected', async () => {
     // A dead source's memory is freed by its wrappers' finalizers on the JS thread, and the
     // allocator keeps freed pages until that thread allocates again; the last of a source's
@@ -377,6 +405,13 @@ describe('in-process misuse', () => {
     const defs = await source.tools(session);
     await transport.send({ jsonrpc: '2.0', id: 424242, result: {} });
     await transport.send({ not: 'json-rpc' });
+    // What JSON cannot carry is refused to the server, a rejection and never a throw or a
+    // crash (JSON.stringify gives undefined for these, and throws for a cycle).
+    const cycle: Record<string, unknown> = { jsonrpc: '2.0', method: 'notifications/message' };
+    cycle.self = cycle;
+    await expect(transport.send(undefined)).rejects.toThrow('mcp: the in-process server sent a message that is not JSON');
+    await expect(transport.send(() => 1)).rejects.toThrow('mcp: the in-process server sent a message that is not JSON');
+    await expect(transport.send(cycle)).rejects.toThrow(/circular/);
     expect(await defs[0].execute({}, ctx)).toBe('ok');
     await source.close();
   });

@@ -46,6 +46,17 @@ function report(log, p) {
 
 const SETTLED = Promise.resolve();
 
+// Each snapshot's starter (`NativeSnapshot.starter()`, a plain N-API function: a method call
+// would pay napi-rs's bookkeeping on every call), made at its first call.
+/** @type {WeakMap<NativeSnapshot, ReturnType<NativeSnapshot['starter']>>} */
+const starters = new WeakMap();
+/** @param {NativeSnapshot} snapshot */
+function starterOf(snapshot) {
+  let starter = starters.get(snapshot);
+  if (starter === undefined) starters.set(snapshot, (starter = snapshot.starter()));
+  return starter;
+}
+
 // Sources with calls in flight: held here while nothing else may hold them (a host that awaits
 // a call after dropping its source and ToolDefs must still see the call settle).
 /** @type {Set<Calls>} */
@@ -60,6 +71,12 @@ class Calls {
     this.source = undefined;
     /** @type {NativeSource | null} The native source, once it is made. */
     this.native = null;
+    /**
+     * The native source's reader of its stdio pipes (`NativeSource.feeder()`), made at the
+     * first read (lib/pipe.js).
+     * @type {ReturnType<NativeSource['feeder']> | null}
+     */
+    this.feed = null;
     /** Whether the source's sandbox may have a warning to tell (`onUnsupported: 'warn'`). */
     this.warnsOfSandbox = false;
     /**
@@ -222,7 +239,7 @@ class Calls {
     const check = outputCheck(snapshot, index);
     let started;
     try {
-      started = snapshot.call(index, text, log !== undefined, check !== null, op === null ? undefined : op.carrier);
+      started = starterOf(snapshot)(index, text, log !== undefined, check !== null, op === null ? undefined : op.carrier);
     } catch (err) {
       op?.end('invalid_input', false);
       // The environment is going away: still a rejection, never a throw from execute().

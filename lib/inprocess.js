@@ -17,7 +17,8 @@ function makeInprocessBridge(server, getNative, settle) {
   let current = null;
 
   function attach() {
-    const link = { native: getNative(), settle, bridge };
+    const native = getNative();
+    const link = { native, deliver: native.deliverer(), settle, bridge };
     const transport = new BridgeTransport(link);
     current = { transport, link };
     return (async () => {
@@ -115,7 +116,7 @@ function handOver(toServer) {
 // object literal's methods were three closures more per transport (the open/close cycle's V8
 // heap). The SDK calls each method on the transport.
 class BridgeTransport {
-  /** @param {{ native: any, settle: any, bridge: any }} link */
+  /** @param {{ native: any, deliver: any, settle: any, bridge: any }} link */
   constructor(link) {
     this.link = link;
     /** @type {((message: unknown) => void) | undefined} */
@@ -130,11 +131,11 @@ class BridgeTransport {
 
   /** @param {unknown} message */
   async send(message) {
-    const { native, settle } = this.link;
-    if (native === null) throw new Error('mcp: the in-process connection is closed');
+    const { deliver, settle } = this.link;
+    if (deliver === null) throw new Error('mcp: the in-process connection is closed');
     // Synchronous on purpose: a listChanged is observed before send() returns.
     // A reply that finishes calls settles them here, without waiting for a wake-up.
-    settle(native.deliver(JSON.stringify(message)));
+    settle(deliver(JSON.stringify(message)));
   }
 
   async close() {
@@ -151,6 +152,7 @@ class BridgeTransport {
 
 function cut(link) {
   link.native = null;
+  link.deliver = null;
   link.settle = null;
   link.bridge = null;
 }

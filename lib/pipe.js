@@ -78,7 +78,7 @@ function readPipe(text, ref) {
     const calls = ref.deref();
     let out = /** @type {string | null | boolean} */ (false);
     try {
-      if (calls?.native != null) out = calls.native.feed(number, chunk);
+      if (calls?.native != null) out = (calls.feed ??= calls.native.feeder())(number, chunk);
     } catch (err) {
       ended(messageOf(err));
     }

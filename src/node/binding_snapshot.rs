@@ -2,10 +2,12 @@
 //! cancels their calls.
 
 use super::calls::{Calls, NodeSource};
+use super::entry::entry;
+use super::js::{self, Kind};
 use crate::client::trace::{members_text, meta_members, result_error_type};
 use crate::core::error::Failure;
 use crate::source::Snapshot;
-use napi::bindgen_prelude::{Either, Env};
+use napi::bindgen_prelude::{Either, Env, Unknown};
 use napi_derive::napi;
 use std::sync::Arc;
 
@@ -136,45 +138,47 @@ impl NativeSnapshot {
             .map_err(super::errors::refusal)
     }
 
-    /// Starts tool `index` with `input` (JSON text of `input ?? {}`). Returns the call's id
-    /// (its JSON-RPC request id), under which its outcome arrives in `takeCompletions()`, or
-    /// the message of a refusal made before anything was sent (input that is not valid). No
-    /// Promise, no task: the request is on its way when this returns. `trace`: a propagator's
-    /// carrier as JSON text; its W3C trace members go in the request's `_meta`.
-    #[napi(catch_unwind, ts_return_type = "number | string")]
-    pub fn call(
-        &self,
-        env: Env,
-        index: u32,
-        input: String,
-        wants_progress: bool,
-        checks_output: bool,
-        trace: Option<String>,
-    ) -> napi::Result<Either<i64, String>> {
-        let calls = &self.calls;
-        let progress = wants_progress.then(|| calls.progress_listener());
-        let meta = trace
-            .as_deref()
-            .and_then(|carrier| members_text(&meta_members(carrier)));
-        let start = || {
-            self.source.start_call(
-                &self.snapshot,
-                index as usize,
-                &input,
-                progress,
-                meta.as_deref(),
-                checks_output,
-                calls.done(),
-            )
+    /// The function that starts this snapshot's calls, `(index, input, wantsProgress,
+    /// checksOutput, trace?)`: tool `index` with `input` (JSON text of `input ?? {}`). It
+    /// returns the call's id (its JSON-RPC request id), under which its outcome arrives in
+    /// `takeCompletions()`, or the message of a refusal made before anything was sent (input
+    /// that is not valid). No Promise, no task: the request is on its way when it returns.
+    /// `trace`: a propagator's carrier as JSON text; its W3C trace members go in the request's
+    /// `_meta`. A plain function rather than a method: it runs once per call (`entry`).
+    #[napi(
+        catch_unwind,
+        ts_return_type = "(index: number, input: string, wantsProgress: boolean, checksOutput: boolean, trace?: string) => number | string"
+    )]
+    pub fn starter<'env>(&self, env: &'env Env) -> napi::Result<Unknown<'env>> {
+        let (source, snapshot, calls) = (
+            self.source.clone(),
+            self.snapshot.clone(),
+            self.calls.clone(),
+        );
+        let body = move |raw: js::Env, args: &[js::Val; 5]| {
+            let trace = match js::kind(raw, args[4])? {
+                Kind::Undefined | Kind::Null => None,
+                _ => Some(js::string(raw, args[4])?),
+            };
+            let started = start(
+                &Env::from_raw(raw),
+                &source,
+                &snapshot,
+                &calls,
+                Call {
+                    index: js::number(raw, args[0])?,
+                    input: &js::string(raw, args[1])?,
+                    wants_progress: js::boolean(raw, args[2])?,
+                    checks_output: js::boolean(raw, args[3])?,
+                    trace: trace.as_deref(),
+                },
+            )?;
+            match started {
+                Ok(id) => js::create_number(raw, id as f64),
+                Err(message) => js::create_string(raw, &message),
+            }
         };
-        let started = match &calls.direct {
-            None => start(),
-            Some(hand_over) => hand_over.starting(&env, start)?,
-        };
-        Ok(match started {
-            Ok(id) => Either::A(id as i64),
-            Err(Failure { message, .. }) => Either::B(message),
-        })
+        entry(env, "call", Box::new(body))
     }
 
     /// Follows task `task_id` of tool `index` to its end (`resumeTask`): like `call`, the id
@@ -207,4 +211,52 @@ impl NativeSnapshot {
             self.source.cancel_call(&self.snapshot, id);
         }
     }
+}
+
+/// A call as the JS side starts it.
+struct Call<'a> {
+    /// The tool's index in the snapshot (a number from JS: one past the end is refused).
+    index: f64,
+    /// `input ?? {}` as JSON text.
+    input: &'a str,
+    wants_progress: bool,
+    checks_output: bool,
+    /// A propagator's carrier as JSON text.
+    trace: Option<&'a str>,
+}
+
+/// Starts `call`: its id, or the message of a refusal made before anything was sent.
+fn start(
+    env: &Env,
+    source: &NodeSource,
+    snapshot: &Arc<Snapshot>,
+    calls: &Calls,
+    call: Call<'_>,
+) -> napi::Result<Result<u64, String>> {
+    let progress = call.wants_progress.then(|| calls.progress_listener());
+    let meta = call
+        .trace
+        .and_then(|carrier| members_text(&meta_members(carrier)));
+    // Not an index (negative, fractional, NaN): past every tool, which the source refuses.
+    let index = if call.index >= 0.0 && call.index.fract() == 0.0 {
+        call.index as usize
+    } else {
+        usize::MAX
+    };
+    let begin = || {
+        source.start_call(
+            snapshot,
+            index,
+            call.input,
+            progress,
+            meta.as_deref(),
+            call.checks_output,
+            calls.done(),
+        )
+    };
+    let started = match &calls.direct {
+        None => begin(),
+        Some(hand_over) => hand_over.starting(env, begin)?,
+    };
+    Ok(started.map_err(|Failure { message, .. }| message))
 }

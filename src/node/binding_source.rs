@@ -7,6 +7,7 @@ use super::binding_port::NativePort;
 use super::binding_snapshot::NativeSnapshot;
 use super::calls::{Calls, NodeSource};
 use super::connector::NodeConnector;
+use super::entry::entry;
 use super::environment::environment_children;
 use super::errors::{refusal, to_js_error};
 use super::jsthread::{Completions, Executor, HandOver, Settle};
@@ -20,7 +21,7 @@ use crate::sync::lock;
 use crate::transport::cassette::Tape;
 use crate::transport::observe::Inbound;
 use crate::transport::stdout::Fed;
-use napi::bindgen_prelude::{BufferSlice, Either, Env, PromiseRaw, ToNapiValue, Unknown};
+use napi::bindgen_prelude::{Env, PromiseRaw, ToNapiValue, Unknown};
 use napi_derive::napi;
 use std::sync::{Arc, Mutex};
 
@@ -158,32 +159,40 @@ impl NativeSource {
         })
     }
 
-    /// The in-process server's `send`: runs on the JS thread, so a listChanged is seen before
-    /// `send` returns (a host waits one setImmediate and expects the next tools() to list again).
-    /// A reply that finishes a call is routed right here; what finished comes back as
-    /// `takeCompletions()` would give it (the oldest segment; the rest, if any, by a wake-up).
-    #[napi(catch_unwind, ts_return_type = "string | null")]
-    pub fn deliver<'env>(&self, env: &'env Env, text: String) -> napi::Result<Unknown<'env>> {
-        let Some(slot) = &self.inbound else {
-            return js_null(env);
+    /// The in-process server's `send`, `(text) => string | null`: runs on the JS thread, so a
+    /// listChanged is seen before `send` returns (a host waits one setImmediate and expects the
+    /// next tools() to list again). A reply that finishes a call is routed right there; what
+    /// finished comes back as `takeCompletions()` would give it (the oldest segment; the rest,
+    /// if any, by a wake-up). A plain function rather than a method: it runs once per reply
+    /// (`entry`).
+    #[napi(catch_unwind, ts_return_type = "(text: string) => string | null")]
+    pub fn deliverer<'env>(&self, env: &'env Env) -> napi::Result<Unknown<'env>> {
+        let (inbound, calls, executor) = (
+            self.inbound.clone(),
+            self.calls.clone(),
+            self.executor.clone(),
+        );
+        let body = move |raw: super::js::Env, args: &[super::js::Val; 5]| {
+            // `JSON.stringify` of what the server sent: undefined for a function or undefined.
+            if super::js::kind(raw, args[0])? != super::js::Kind::String {
+                return Err(napi::Error::new(
+                    napi::Status::InvalidArg,
+                    "mcp: the in-process server sent a message that is not JSON",
+                ));
+            }
+            let text = super::js::string(raw, args[0])?;
+            let env = Env::from_raw(raw);
+            let delivered = inbound
+                .as_ref()
+                .is_some_and(|slot| deliver(&env, slot, &calls, &executor, &text));
+            if !delivered {
+                return super::js::null(raw);
+            }
+            let taken = batch_value(raw, &calls.completions)?;
+            calls.completions.wake_if_pending();
+            Ok(taken)
         };
-        // What the reply wakes of this source's opening or close is polled before this
-        // returns, once the slot's lock is let go (a poll may open the next connection).
-        let completions = &self.calls.completions;
-        let delivered = self.executor.entered(env, || {
-            let inbound = lock(slot);
-            let Some(inbound) = inbound.as_ref() else {
-                return false;
-            };
-            completions.replying(|| inbound.push_text(text.as_bytes()));
-            true
-        });
-        if !delivered {
-            return js_null(env);
-        }
-        let taken = batch_to_js(env, &self.calls.completions);
-        self.calls.completions.wake_if_pending();
-        taken
+        entry(env, "deliver", Box::new(body))
     }
 
     /// The in-process server side closed: pending requests fail now.
@@ -200,34 +209,40 @@ impl NativeSource {
 
 #[napi]
 impl NativeSource {
-    /// What Node read of stdio pipe `pipe` (lib/pipe.js): the lines it completes are routed
-    /// right here, on the JS thread, and what they finished comes back as `deliver` gives it;
-    /// `null` when nothing finished, `false` once the connection is over (stop reading).
+    /// The reader of this source's stdio pipes that Node reads (lib/pipe.js), `(pipe, chunk)
+    /// => string | null | boolean`: the lines a chunk completes are routed right there, on the
+    /// JS thread. It returns the batch of finished calls (text, or null for none) as `deliverer`
+    /// does, `false` once the connection is over (stop reading), `true` to pause reading until
+    /// `fedBacklog` falls (the finished calls then come through the wake-up). A plain function
+    /// rather than a method: it runs once per read (`entry`).
     #[napi(
         catch_unwind,
-        ts_args_type = "pipe: number, chunk: Uint8Array",
-        ts_return_type = "string | null | boolean"
+        ts_return_type = "(pipe: number, chunk: Uint8Array) => string | null | boolean"
     )]
-    /// What it returns: the batch of finished calls (text, or null for none), `false` once the
-    /// connection is over (stop reading), `true` to pause reading until `fedBacklog` falls
-    /// (the finished calls then come through the wake-up).
-    pub fn feed<'env>(
-        &self,
-        env: &'env Env,
-        pipe: u32,
-        chunk: BufferSlice<'env>,
-    ) -> napi::Result<Either<Unknown<'env>, bool>> {
-        let Some(feed) = self.pipes.get(pipe) else {
-            return Ok(Either::B(false));
+    pub fn feeder<'env>(&self, env: &'env Env) -> napi::Result<Unknown<'env>> {
+        let (pipes, calls) = (self.pipes.clone(), self.calls.clone());
+        let body = move |raw: super::js::Env, args: &[super::js::Val; 5]| {
+            let pipe = super::js::number(raw, args[0])?;
+            // Not a pipe's number: no pipe of this source, so stop reading.
+            let feed = (pipe >= 0.0 && pipe <= f64::from(u32::MAX) && pipe.fract() == 0.0)
+                .then(|| pipes.get(pipe as u32))
+                .flatten();
+            let Some(feed) = feed else {
+                return super::js::create_bool(raw, false);
+            };
+            let completions = &calls.completions;
+            let fed = super::js::with_bytes(raw, args[1], |chunk| {
+                completions.replying(|| feed.fed(chunk))
+            })?;
+            if fed != Fed::Go {
+                completions.wake_if_pending();
+                return super::js::create_bool(raw, fed == Fed::Pause);
+            }
+            let taken = batch_value(raw, completions)?;
+            completions.wake_if_pending();
+            Ok(taken)
         };
-        let fed = self.calls.completions.replying(|| feed.fed(&chunk));
-        if fed != Fed::Go {
-            self.calls.completions.wake_if_pending();
-            return Ok(Either::B(fed == Fed::Pause));
-        }
-        let taken = batch_to_js(env, &self.calls.completions)?;
-        self.calls.completions.wake_if_pending();
-        Ok(Either::A(taken))
+        entry(env, "feed", Box::new(body))
     }
 
     /// What the system could not enforce of the `sandbox` (with `onUnsupported: 'warn'`), once:
@@ -298,29 +313,45 @@ fn read_lock(
     Ok(Some(lock))
 }
 
+/// Routes the in-process server's message `text`; false when the connection is over. What
+/// the reply wakes of the source's opening or close is polled before this returns, once the
+/// slot's lock is let go (a poll may open the next connection).
+fn deliver(
+    env: &Env,
+    slot: &Mutex<Option<Inbound>>,
+    calls: &Calls,
+    executor: &Executor,
+    text: &str,
+) -> bool {
+    let completions = &calls.completions;
+    executor.entered(env, || {
+        let inbound = lock(slot);
+        let Some(inbound) = inbound.as_ref() else {
+            return false;
+        };
+        completions.replying(|| inbound.push_text(text.as_bytes()));
+        true
+    })
+}
+
 /// The finished calls as a JS string (null when there are none), copied straight from the
 /// batch's buffer.
 pub(super) fn batch_to_js<'env>(
     env: &'env Env,
     completions: &Completions,
 ) -> napi::Result<Unknown<'env>> {
-    let raw = env.raw();
-    let value = completions
-        .take_with(|text| super::js::create_text(raw, text))
-        .transpose()?;
-    match value {
-        // SAFETY: `v` is a string just made on `env`, the env of the call this runs in (on its
-        // thread); the `Unknown` is bound to `env`'s lifetime and handed back from that call.
-        Some(v) => Ok(unsafe { Unknown::from_raw_unchecked(raw, v) }),
-        None => js_null(env),
-    }
+    let value = batch_value(env.raw(), completions)?;
+    // SAFETY: `value` was just made on `env`, the env of the call this runs in (on its
+    // thread); the `Unknown` is bound to `env`'s lifetime and handed back from that call.
+    Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), value) })
 }
 
-fn js_null(env: &Env) -> napi::Result<Unknown<'_>> {
-    let null = super::js::null(env.raw())?;
-    // SAFETY: `null` was just got from `env`, the env of the call this runs in; the `Unknown`
-    // is bound to `env`'s lifetime.
-    Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), null) })
+/// `batch_to_js` for an entry (`entry`), which hands back the raw value.
+fn batch_value(raw: super::js::Env, completions: &Completions) -> napi::Result<super::js::Val> {
+    match completions.take_with(|text| super::js::create_text(raw, text)) {
+        Some(made) => made,
+        None => super::js::null(raw),
+    }
 }
 
 /// A recording source's import: its toolset hash kept and the cassette written. A cassette

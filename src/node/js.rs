@@ -138,6 +138,48 @@ pub fn string(env: Env, v: Val) -> Result<String> {
         .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
 }
 
+/// Runs `f` on the bytes of Uint8Array `v` (a Node `Buffer` is one), read in place. `f` must
+/// not run JS, which could detach the array's buffer while it reads.
+pub fn with_bytes<T>(env: Env, v: Val, f: impl FnOnce(&[u8]) -> T) -> Result<T> {
+    let mut kind = 0;
+    let mut length = 0usize;
+    let mut data = ptr::null_mut();
+    let mut buffer = ptr::null_mut();
+    let mut offset = 0usize;
+    check(
+        env,
+        // SAFETY: live env and handle (a value that is not a typed array is an error status);
+        // every out-pointer is a local the call writes.
+        unsafe {
+            sys::napi_get_typedarray_info(
+                env,
+                v,
+                &mut kind,
+                &mut length,
+                &mut data,
+                &mut buffer,
+                &mut offset,
+            )
+        },
+        "bytes",
+    )?;
+    if kind != sys::TypedarrayType::uint8_array {
+        return Err(Error::new(
+            Status::InvalidArg,
+            "not a Uint8Array".to_owned(),
+        ));
+    }
+    let bytes = if length == 0 || data.is_null() {
+        &[][..]
+    } else {
+        // SAFETY: N-API hands back the array's first element (its offset applied) and its
+        // length in elements, bytes for a Uint8Array; the buffer stays attached while `f`
+        // runs, which runs no JS (the contract above), within this call.
+        unsafe { std::slice::from_raw_parts(data.cast::<u8>(), length) }
+    };
+    Ok(f(bytes))
+}
+
 /// Runs `f` in its own handle scope: the handles it creates are released when it returns, so
 /// a walk over a large value keeps a small set of live handles (V8 scans them at every GC).
 /// `f` must not return a handle it created.

@@ -11,6 +11,7 @@ mod calls;
 mod cassette;
 mod connector;
 mod convert;
+mod entry;
 mod environment;
 mod errors;
 mod hash_text;
