@@ -181,7 +181,7 @@ impl NativeSnapshot {
         entry(env, "call", Box::new(body))
     }
 
-    /// Follows task `task_id` of tool `index` to its end (`resumeTask`): like `call`, the id
+    /// Follows task `task_id` of tool `index` to its end (`resumeTask`): like the starter, the id
     /// its outcome arrives under, or the message of a refusal.
     #[napi(catch_unwind, ts_return_type = "number | string")]
     pub fn resume(
