@@ -60,8 +60,8 @@ pub const CONFIG_CODE: &str = super::errors::CONFIG_CODE;
 #[napi]
 pub const OAUTH_CODE: &str = super::errors::OAUTH_CODE;
 
-/// A stdio reader paused by `feed` (a runtime thread has a backlog of a huge message's bytes)
-/// reads on once `fedBacklog` falls under this many bytes.
+/// A stdio reader paused by the feeder (a runtime thread has a backlog of a huge message's
+/// bytes) reads on once `fedBacklog` falls under this many bytes.
 #[napi]
 pub const FEED_RESUME_BYTES: u32 = crate::transport::stdout::RESUME_BYTES as u32;
 

@@ -33,7 +33,7 @@ pub struct NativeSource {
     /// Its environment's executor: an in-process source's `tools()` and `close()` are polled
     /// on the JS thread (`jsthread`).
     executor: Arc<Executor>,
-    /// Its stdio children's stdout pipes that Node reads (`feed`).
+    /// Its stdio children's stdout pipes that Node reads (the feeder).
     pipes: Arc<Pipes>,
     /// Its connector, for what it keeps to tell the host (`sandboxWarning`).
     connector: Arc<NodeConnector>,

@@ -30,7 +30,7 @@ pub(super) struct InProcess {
     pub(super) attach: JsHook,
     /// `toServer`, `detach` and the JS thread's direct hand-over.
     pub(super) bridge: Arc<HandOver>,
-    /// Where `deliver()` pushes the server's messages; replaced per connection.
+    /// Where the deliverer pushes the server's messages; replaced per connection.
     pub(super) inbound: Arc<Mutex<Option<Inbound>>>,
     /// Its environment's executor, on whose JS thread the connection's own task runs too.
     pub(super) executor: Arc<Executor>,

@@ -1,6 +1,7 @@
 //! A stdio child's stdout read by Node's event loop (Unix): the pipe is handed to the JS side
-//! (lib/pipe.js), which reads it as a socket and feeds each chunk back through
-//! `NativeSource.feed`, on the JS thread, where the calls it finishes settle at once.
+//! (lib/pipe.js), which reads it as a socket and feeds each chunk back through the source's
+//! feeder (`NativeSource.feeder()`), on the JS thread, where the calls it finishes settle at
+//! once.
 
 use super::jsthread::JsHook;
 use crate::sync::lock;

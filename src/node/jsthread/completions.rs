@@ -9,8 +9,8 @@
 //! the JS thread is woken only when the batch goes from empty to non-empty. Under load one
 //! wake-up and one `JSON.parse` settle many calls.
 //!
-//! A reply routed on the JS thread itself (an in-process server's `deliver`, a stdio pipe's
-//! `feed`) wakes no one: the entry that routed it returns the batch to JS
+//! A reply routed on the JS thread itself (an in-process server's deliverer, a stdio pipe's
+//! feeder) wakes no one: the entry that routed it returns the batch to JS
 //! (`Completions::replying`).
 
 use super::turn;
@@ -152,7 +152,7 @@ impl Completions {
         }
     }
 
-    /// After the JS thread took the oldest segment itself (`deliver`): a wake-up for any
+    /// After the JS thread took the oldest segment itself (the deliverer): a wake-up for any
     /// segment left behind, so the caller need not ask again for what is almost never there.
     pub(crate) fn wake_if_pending(&self) {
         let wake = {

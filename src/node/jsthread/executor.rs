@@ -5,7 +5,7 @@
 //! `tools/list`, admission, the ToolDefs) starts and ends there. On the runtime's threads each
 //! step was a wake-up of a parked thread and one back (about 36 context switches an
 //! open/tools()/close() cycle, each an inter-processor interrupt on a small VM); polled here,
-//! a reply the server sends (`deliver`) moves its waiter on before `send()` returns, and what
+//! a reply the server sends (the deliverer) moves its waiter on before `send()` returns, and what
 //! the future sends next reaches the server in a microtask.
 //!
 //! A task is woken from three kinds of places. On the JS thread inside one of the port's

@@ -3,7 +3,7 @@
 //!
 //! A message the client sends goes to the server's `onmessage` through the port (`toServer`)
 //! from any thread. When the JS thread itself sends it, while it starts a call
-//! (`NativeSnapshot.call`) or polls a task of the source (`executor`), the message is
+//! (a snapshot's starter) or polls a task of the source (`executor`), the message is
 //! collected instead and handed to `toServerSoon` right after, on that thread: the server gets
 //! it in the turn's microtask (or before `execute()` returns, for a call made alone) rather
 //! than at the loop's next turn. The transport knows none of this: it hands every message to

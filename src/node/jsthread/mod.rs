@@ -13,7 +13,7 @@
 //! - `handover`: the in-process server's side of the bridge, and the direct hand-over of what
 //!   the JS thread itself sends to it.
 //! - `completions`: finished calls batched for the JS thread. A reply routed on the JS thread
-//!   (`deliver`, `feed`) comes back in the entry's return value (`Completions::replying`); any
+//!   (the deliverer, the feeder) comes back in the entry's return value (`Completions::replying`); any
 //!   other reaches JS through a wake-up.
 
 pub(crate) mod completions;

@@ -33,7 +33,7 @@ struct Turn {
     /// sends to that source's server, which the caller hands over itself, without waiting for
     /// a turn of the event loop.
     sends: Collected<String>,
-    /// The batch of completions the running entry returns to JS itself (`deliver`, `feed`):
+    /// The batch of completions the running entry returns to JS itself (the deliverer, the feeder):
     /// a call it finishes there needs no wake-up.
     replying: Cell<Whose>,
 }
