@@ -2,7 +2,7 @@
 //! cancels their calls.
 
 use super::calls::{Calls, NodeSource};
-use super::entry::entry;
+use super::entry::{entry, Args};
 use super::js::{self, Kind};
 use crate::client::trace::{members_text, meta_members, result_error_type};
 use crate::core::error::Failure;
@@ -155,7 +155,7 @@ impl NativeSnapshot {
             self.snapshot.clone(),
             self.calls.clone(),
         );
-        let body = move |raw: js::Env, args: &[js::Val; 5]| {
+        let body = move |raw: js::Env, args: &Args| {
             let trace = match js::kind(raw, args[4])? {
                 Kind::Undefined | Kind::Null => None,
                 _ => Some(js::string(raw, args[4])?),

@@ -7,7 +7,7 @@ use super::binding_port::NativePort;
 use super::binding_snapshot::NativeSnapshot;
 use super::calls::{Calls, NodeSource};
 use super::connector::NodeConnector;
-use super::entry::entry;
+use super::entry::{entry, Args};
 use super::environment::environment_children;
 use super::errors::{refusal, to_js_error};
 use super::jsthread::{Completions, Executor, HandOver, Settle};
@@ -172,7 +172,7 @@ impl NativeSource {
             self.calls.clone(),
             self.executor.clone(),
         );
-        let body = move |raw: super::js::Env, args: &[super::js::Val; 5]| {
+        let body = move |raw: super::js::Env, args: &Args| {
             // `JSON.stringify` of what the server sent: undefined for a function or undefined.
             if super::js::kind(raw, args[0])? != super::js::Kind::String {
                 return Err(napi::Error::new(
@@ -221,7 +221,7 @@ impl NativeSource {
     )]
     pub fn feeder<'env>(&self, env: &'env Env) -> napi::Result<Unknown<'env>> {
         let (pipes, calls) = (self.pipes.clone(), self.calls.clone());
-        let body = move |raw: super::js::Env, args: &[super::js::Val; 5]| {
+        let body = move |raw: super::js::Env, args: &Args| {
             let pipe = super::js::number(raw, args[0])?;
             // Not a pipe's number: no pipe of this source, so stop reading.
             let feed = (pipe >= 0.0 && pipe <= f64::from(u32::MAX) && pipe.fract() == 0.0)

@@ -17,8 +17,11 @@ use std::ptr;
 /// The most arguments an entry reads; the ones a caller left out are `undefined`.
 const MAX_ARGS: usize = 5;
 
+/// An entry's arguments, `undefined` past the ones given.
+pub(super) type Args = [js::Val; MAX_ARGS];
+
 /// What an entry runs: its env and its arguments in, its return value out.
-pub(super) type Body = dyn Fn(js::Env, &[js::Val; MAX_ARGS]) -> napi::Result<js::Val> + 'static;
+pub(super) type Body = dyn Fn(js::Env, &Args) -> napi::Result<js::Val> + 'static;
 
 /// A JS function named `name` that runs `body` on each call.
 pub(super) fn entry<'env>(
