@@ -61,19 +61,25 @@ describe('the native memory the soak benchmark reads (nativeMemory)', () => {
 
 describe('what a closed source keeps', () => {
   const snapshots = () => JSON.parse(native.nativeMemory()).snapshots as number;
+  /**
+   * Closes `sources`: their imports stay alive while `held.defs` does (the ToolDefs stay
+   * usable after close()), and are gone once it is dropped.
+   */
+  const closedThenDropped = async (sources: { close(): Promise<void> }[], held: { defs: unknown[] | null }, before: number) => {
+    for (const s of sources) await s.close();
+    await settle();
+    expect(snapshots()).toBe(before + sources.length);
+    held.defs = null;
+    await settle();
+    expect(snapshots()).toBeLessThanOrEqual(before);
+  };
 
   it('holds no import once its ToolDefs are gone, and still answers for its last one', async () => {
     await settle();
     const before = snapshots();
     const sources = Array.from({ length: 20 }, () => mcp({ transport: 'inprocess', server: buildServer() }));
     const held: { defs: unknown[] | null } = { defs: await Promise.all(sources.map((s) => s.tools(session))) };
-    for (const s of sources) await s.close();
-    await settle();
-    // The ToolDefs stay usable after close(): their snapshots are alive while they are.
-    expect(snapshots()).toBe(before + 20);
-    held.defs = null;
-    await settle();
-    expect(snapshots()).toBeLessThanOrEqual(before);
+    await closedThenDropped(sources, held, before);
     // What the source says of its last import outlives it.
     expect(protocolOf(sources[0])).toBe('2025-11-25');
     expect(leftOutOf(sources[0])).toEqual([]);
@@ -101,12 +107,7 @@ describe('what a closed source keeps', () => {
       }
     };
     await callEach(held.defs!);
-    for (const s of sources) await s.close();
-    await settle();
-    expect(snapshots()).toBe(before + 10);
-    held.defs = null;
-    await settle();
-    expect(snapshots()).toBeLessThanOrEqual(before);
+    await closedThenDropped(sources, held, before);
   });
 
   it('has the JS thread hand its memory back to the system once it is collected', async () => {

@@ -166,7 +166,7 @@ impl NativeSnapshot {
                 &snapshot,
                 &calls,
                 Call {
-                    index: js::number(raw, args[0])?,
+                    index: js::whole(raw, args[0])?,
                     input: &js::string(raw, args[1])?,
                     wants_progress: js::boolean(raw, args[2])?,
                     checks_output: js::boolean(raw, args[3])?,
@@ -215,8 +215,8 @@ impl NativeSnapshot {
 
 /// A call as the JS side starts it.
 struct Call<'a> {
-    /// The tool's index in the snapshot (a number from JS: one past the end is refused).
-    index: f64,
+    /// The tool's index in the snapshot; `None` for a number that is no index.
+    index: Option<u32>,
     /// `input ?? {}` as JSON text.
     input: &'a str,
     wants_progress: bool,
@@ -237,12 +237,8 @@ fn start(
     let meta = call
         .trace
         .and_then(|carrier| members_text(&meta_members(carrier)));
-    // Not an index (negative, fractional, NaN): past every tool, which the source refuses.
-    let index = if call.index >= 0.0 && call.index.fract() == 0.0 {
-        call.index as usize
-    } else {
-        usize::MAX
-    };
+    // No index: past every tool, which the source refuses.
+    let index = call.index.map_or(usize::MAX, |i| i as usize);
     let begin = || {
         source.start_call(
             snapshot,

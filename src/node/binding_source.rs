@@ -174,13 +174,12 @@ impl NativeSource {
         );
         let body = move |raw: super::js::Env, args: &Args| {
             // `JSON.stringify` of what the server sent: undefined for a function or undefined.
-            if super::js::kind(raw, args[0])? != super::js::Kind::String {
-                return Err(napi::Error::new(
+            let text = super::js::string(raw, args[0]).map_err(|_| {
+                napi::Error::new(
                     napi::Status::InvalidArg,
                     "mcp: the in-process server sent a message that is not JSON",
-                ));
-            }
-            let text = super::js::string(raw, args[0])?;
+                )
+            })?;
             let env = Env::from_raw(raw);
             let delivered = inbound
                 .as_ref()
@@ -188,9 +187,7 @@ impl NativeSource {
             if !delivered {
                 return super::js::null(raw);
             }
-            let taken = batch_value(raw, &calls.completions)?;
-            calls.completions.wake_if_pending();
-            Ok(taken)
+            replied(raw, &calls.completions)
         };
         entry(env, "deliver", Box::new(body))
     }
@@ -222,11 +219,8 @@ impl NativeSource {
     pub fn feeder<'env>(&self, env: &'env Env) -> napi::Result<Unknown<'env>> {
         let (pipes, calls) = (self.pipes.clone(), self.calls.clone());
         let body = move |raw: super::js::Env, args: &Args| {
-            let pipe = super::js::number(raw, args[0])?;
             // Not a pipe's number: no pipe of this source, so stop reading.
-            let feed = (pipe >= 0.0 && pipe <= f64::from(u32::MAX) && pipe.fract() == 0.0)
-                .then(|| pipes.get(pipe as u32))
-                .flatten();
+            let feed = super::js::whole(raw, args[0])?.and_then(|pipe| pipes.get(pipe));
             let Some(feed) = feed else {
                 return super::js::create_bool(raw, false);
             };
@@ -238,9 +232,7 @@ impl NativeSource {
                 completions.wake_if_pending();
                 return super::js::create_bool(raw, fed == Fed::Pause);
             }
-            let taken = batch_value(raw, completions)?;
-            completions.wake_if_pending();
-            Ok(taken)
+            replied(raw, completions)
         };
         entry(env, "feed", Box::new(body))
     }
@@ -346,7 +338,15 @@ pub(super) fn batch_to_js<'env>(
     Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), value) })
 }
 
-/// `batch_to_js` for an entry (`entry`), which hands back the raw value.
+/// What an entry that routed replies itself returns (the deliverer, the feeder): the oldest
+/// segment of the batch as `batch_to_js` gives it, and a wake-up for any rest.
+fn replied(raw: super::js::Env, completions: &Completions) -> napi::Result<super::js::Val> {
+    let taken = batch_value(raw, completions)?;
+    completions.wake_if_pending();
+    Ok(taken)
+}
+
+/// The oldest segment of the batch as a raw JS value: its text, or null.
 fn batch_value(raw: super::js::Env, completions: &Completions) -> napi::Result<super::js::Val> {
     match completions.take_with(|text| super::js::create_text(raw, text)) {
         Some(made) => made,

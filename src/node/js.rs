@@ -75,6 +75,13 @@ pub fn number(env: Env, v: Val) -> Result<f64> {
     Ok(out)
 }
 
+/// A number that is a whole `u32` (an index, a handle's number); `None` for any other number
+/// (negative, fractional, NaN, too large).
+pub fn whole(env: Env, v: Val) -> Result<Option<u32>> {
+    let n = number(env, v)?;
+    Ok((n >= 0.0 && n <= f64::from(u32::MAX) && n.fract() == 0.0).then_some(n as u32))
+}
+
 pub fn boolean(env: Env, v: Val) -> Result<bool> {
     let mut out = false;
     check(
