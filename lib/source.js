@@ -307,6 +307,7 @@ class Imports {
 
   async sweep() {
     const { native, otel } = this;
+    if (otel !== null) native.traceLive(otel.live());
     const snapshot = await (otel === null ? native.tools() : otel.around(() => native.tools()));
     protocols.set(this.source, { protocol: snapshot.protocol ?? undefined, leftOut: snapshot.leftOut() });
     if (this.cache !== null && this.cache.key === snapshot.key) return this.cache.defs;

@@ -29,6 +29,27 @@ const now = () => performance.now();
 // The tracer is the API's proxy, which follows a provider registered later; a meter is not,
 // so the histogram is made again whenever the global meter provider changed.
 const tracer = api === null ? null : api.trace.getTracer(SCOPE, SCOPE_VERSION);
+// What the API's proxy delegates to while no tracer provider is registered: its spans go nowhere.
+const NO_PROVIDER = api === null ? null : new api.ProxyTracerProvider().getDelegate();
+
+/**
+ * Whether anything would see a request's span now: a registered tracer provider, a propagator
+ * that writes a carrier into the request, or a meter provider for its duration. With the API
+ * installed and none of them (a dependency brought the API along, no SDK was set up), the
+ * native side sends its requests without waiting for the `trace` hook's round trip to this
+ * thread, which a paged import would pay page after page. Asked before each sweep; an API
+ * that cannot say counts as live.
+ */
+function live() {
+  try {
+    const provider = api.trace.getTracerProvider();
+    if (typeof provider.getDelegate !== 'function' || provider.getDelegate() !== NO_PROVIDER) return true;
+    if (api.propagation.fields().length > 0) return true;
+    return api.metrics.getMeterProvider().getMeter(SCOPE, SCOPE_VERSION) !== api.createNoopMeter();
+  } catch {
+    return true;
+  }
+}
 let meterProvider = null;
 let histogram = null;
 function duration() {
@@ -203,6 +224,7 @@ function forSource(config, enabled) {
   return {
     around,
     hook,
+    live,
     /**
      * What the spans and points of one tool's calls share, made once per snapshot: `names` is
      * `{ name, original }` (the ToolDef's name and the server's), `connection`

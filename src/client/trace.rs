@@ -38,6 +38,11 @@ pub(crate) trait Tracer: Send + Sync {
     fn begin(&self, method: &str, id: u64) -> BoxFuture<'static, Map<String, Value>>;
     /// Request `id` ended (answered, failed, timed out).
     fn end(&self, id: u64, ended: Ended);
+    /// Whether anything would see a request's span now; a request is sent untraced, without
+    /// waiting for `begin`, when nothing would.
+    fn live(&self) -> bool {
+        true
+    }
 }
 
 /// `error.type` for a request that failed: the JSON-RPC error code, or what stopped it.

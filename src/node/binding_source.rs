@@ -104,6 +104,15 @@ impl NativeSource {
         self.source.cached_key()
     }
 
+    /// Whether the requests of the sweeps from now on are traced through the `trace` hook
+    /// (lib/telemetry.js asks before each: a span nothing would see is not begun).
+    #[napi(catch_unwind)]
+    pub fn trace_live(&self, live: bool) {
+        if let Some(tracer) = &self.connector.tracer {
+            tracer.set_live(live);
+        }
+    }
+
     /// Resolves with the current snapshot; the JS side keeps one array per snapshot key.
     #[napi(ts_return_type = "Promise<NativeSnapshot>")]
     pub fn tools<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, NativeSnapshot>> {

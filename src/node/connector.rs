@@ -48,7 +48,7 @@ pub(super) struct NodeConnector {
     /// `elicit`, `sample` and `roots` (as a function), behind one callback.
     pub(super) ask: Option<Arc<dyn AskHook>>,
     /// The JS side's request tracer, when the host traces (lib/telemetry.js).
-    pub(super) tracer: Option<Arc<dyn Tracer>>,
+    pub(super) tracer: Option<Arc<JsTracer>>,
     /// Where a big import's ToolDefs go page by page (not for an in-process server, which
     /// lists on the JS thread itself: parsing there between its pages gains nothing).
     pub(super) listed: Option<Arc<dyn Listed>>,
@@ -87,9 +87,7 @@ impl NodeConnector {
             ask: hooks
                 .ask
                 .map(|h| Arc::new(JsAskHook(h)) as Arc<dyn AskHook>),
-            tracer: hooks
-                .trace
-                .map(|hook| Arc::new(JsTracer { hook }) as Arc<dyn Tracer>),
+            tracer: hooks.trace.map(|hook| Arc::new(JsTracer::new(hook))),
             listed: hooks
                 .listed
                 .filter(|_| !in_process)
@@ -266,7 +264,7 @@ impl Connector for NodeConnector {
     }
 
     fn tracer(&self) -> Option<Arc<dyn Tracer>> {
-        self.tracer.clone()
+        self.tracer.clone().map(|t| t as Arc<dyn Tracer>)
     }
 
     fn listed(&self) -> Option<Arc<dyn Listed>> {

@@ -5,9 +5,28 @@ use super::hooks::JsHook;
 use crate::client::trace::{meta_members, Ended, Tracer};
 use futures::future::BoxFuture;
 use serde_json::{json, Map, Value};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 pub(super) struct JsTracer {
     pub(super) hook: JsHook,
+    /// Whether a span of ours would be seen at all: lib/telemetry.js says so before each sweep
+    /// (`NativeSource.traceLive`). With `@opentelemetry/api` installed and no SDK, provider
+    /// or propagator registered, nothing would, and each request would still wait for a
+    /// round trip to the JS thread, on the import's path, page after page.
+    live: AtomicBool,
+}
+
+impl JsTracer {
+    pub(super) fn new(hook: JsHook) -> Self {
+        Self {
+            hook,
+            live: AtomicBool::new(true),
+        }
+    }
+
+    pub(super) fn set_live(&self, live: bool) {
+        self.live.store(live, Ordering::Relaxed);
+    }
 }
 
 impl Tracer for JsTracer {
@@ -38,5 +57,9 @@ impl Tracer for JsTracer {
         })
         .to_string();
         self.hook.fire(text);
+    }
+
+    fn live(&self) -> bool {
+        self.live.load(Ordering::Relaxed)
     }
 }
