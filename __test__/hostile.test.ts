@@ -80,7 +80,9 @@ describe('hostile stdio servers', () => {
       const started = Date.now();
       const err = await s.tools(session).catch((e) => e);
       expect(err).toBeInstanceOf(ConfigError);
-      expect(err.message).toBe("mcp: tools/list of 'mcp:stdio:" + process.execPath + "' returned a malformed page 1: tool 'x' has a 'description' that is not a string");
+      expect(err.message).toBe(
+        `mcp: tools/list of 'mcp:stdio:${process.execPath}' returned a malformed page 1: tool 'x' has a 'description' that is not a string`,
+      );
       expect(Date.now() - started).toBeLessThan(5_000);
       // Page 1, and at most the page 2 it named.
       expect(['first', 'first\np2']).toContain(readFileSync(listed, 'utf8').trim());
