@@ -72,9 +72,9 @@ describe('hostile stdio servers', () => {
     });
   });
 
-  it('refuses a malformed tool on a page that names the next at once, not when the next answers', async () => {
-    // The next page is asked for as soon as page 1's head passes the guards; page 1's own tools
-    // still refuse the sweep, without waiting for a page 2 that never comes.
+  it('refuses a malformed tool on a page that names a next one, without asking for it', async () => {
+    // Page 1's own tools refuse the sweep before its cursor is followed: a page 2 that would
+    // never come is neither asked for nor waited for.
     const listed = join(mkdtempSync(join(tmpdir(), 'rulvar-listed-')), 'calls');
     await withHostile('malformedThenHang', { env: { MODE: 'malformedThenHang', LISTED_AT: listed } }, async (s) => {
       const started = Date.now();
@@ -84,8 +84,7 @@ describe('hostile stdio servers', () => {
         `mcp: tools/list of 'mcp:stdio:${process.execPath}' returned a malformed page 1: tool 'x' has a 'description' that is not a string`,
       );
       expect(Date.now() - started).toBeLessThan(5_000);
-      // Page 1, and at most the page 2 it named.
-      expect(['first', 'first\np2']).toContain(readFileSync(listed, 'utf8').trim());
+      expect(readFileSync(listed, 'utf8')).toBe('first\n');
     });
   });
 

@@ -6,7 +6,6 @@ use super::error::{Reply, RpcError};
 use crate::core::error::Failure;
 use crate::core::lite::RawObject;
 use crate::sync::lock;
-use crate::transport::observe::{nests_deeper_than, MAX_JSON_DEPTH};
 use serde_json::Value;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
@@ -19,25 +18,6 @@ pub type Listener = Arc<dyn Fn(Value) + Send + Sync>;
 /// Maps a reply's `result` while it is still text (see `Router::frame`): the outcome, or
 /// `None` to have the reply parsed into a `Value` and answered as any other.
 pub type Fast = Arc<dyn Fn(&RawObject<'_>) -> Option<Result<String, Failure>> + Send + Sync>;
-
-/// A `Fast` that keeps a result whole as its JSON text (`Got::Text`), for its waiter to parse
-/// on its own thread rather than the reading one: a page of tools is hundreds of kilobytes,
-/// and the reader is the JS thread of a stdio source. Kept only when parsing the text alone
-/// gives what the message's own parse would: nested within what the message may nest below
-/// its envelope (one level), else the reply takes the `Value` path, which decides as ever.
-pub fn as_text() -> Fast {
-    Arc::new(|result: &RawObject<'_>| {
-        let text = result.text();
-        (!nests_deeper_than(text.as_bytes(), MAX_JSON_DEPTH - 2)).then_some(Ok(text))
-    })
-}
-
-/// A reply's result as its waiter got it: parsed, or as the text `as_text` kept.
-#[derive(Debug)]
-pub enum Got {
-    Parsed(Value),
-    Text(String),
-}
 
 /// What a waiter is answered with: the reply, or what its `Fast` made of it.
 pub enum Answer {
@@ -155,43 +135,5 @@ pub(super) fn fail_all(pending: &Mutex<Pending>, timer: &Notify, reason: &str) {
         entry
             .waiter
             .answer(Err(RpcError::Closed(reason.to_owned())));
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A result object nested `depth` levels deep, itself the first.
-    fn nested(depth: usize) -> String {
-        let inner = depth - 1;
-        format!("{{\"tools\":{}1{}}}", "[".repeat(inner), "]".repeat(inner))
-    }
-
-    #[test]
-    fn as_text_keeps_exactly_what_the_message_would_parse_to() {
-        let keep = as_text();
-        for depth in [
-            1,
-            2,
-            60,
-            MAX_JSON_DEPTH - 3,
-            MAX_JSON_DEPTH - 2,
-            MAX_JSON_DEPTH - 1,
-            MAX_JSON_DEPTH,
-        ] {
-            let result = nested(depth);
-            let message = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{result}}}"#);
-            let whole = serde_json::from_str::<Value>(&message);
-            let object: RawObject = serde_json::from_str(&result).unwrap();
-            let kept = keep(&object);
-            assert_eq!(kept.is_some(), whole.is_ok(), "depth {depth}");
-            if let (Some(Ok(text)), Ok(whole)) = (kept, whole) {
-                assert_eq!(
-                    serde_json::from_str::<Value>(&text).unwrap(),
-                    whole["result"]
-                );
-            }
-        }
     }
 }

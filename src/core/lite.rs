@@ -414,36 +414,6 @@ impl<'a> RawObject<'a> {
         let (_, v) = self.0.iter().find(|(k, _)| k == key)?;
         Some(v.get()).filter(|t| *t != "null")
     }
-
-    /// The text of member `key` as sent, `null` included; `None` only when it is absent.
-    pub(crate) fn member(&self, key: &str) -> Option<&'a str> {
-        let (_, v) = self.0.iter().find(|(k, _)| k == key)?;
-        Some(v.get())
-    }
-
-    /// The object as JSON text again: its members in order, each value as its own text, each
-    /// key written afresh (the same string once read). Parsing it gives what parsing the
-    /// object where it was sent gives, nesting aside: that is the caller's to bound.
-    pub(crate) fn text(&self) -> String {
-        let size: usize = self
-            .0
-            .iter()
-            .map(|(k, v)| k.len() + v.get().len() + 4)
-            .sum();
-        let mut text = String::with_capacity(size + 2);
-        text.push('{');
-        for (i, (key, value)) in self.0.iter().enumerate() {
-            if i > 0 {
-                text.push(',');
-            }
-            // Writing a `str` cannot fail.
-            text.push_str(&serde_json::to_string(&**key).unwrap_or_default());
-            text.push(':');
-            text.push_str(value.get());
-        }
-        text.push('}');
-        text
-    }
 }
 
 impl<'de: 'a, 'a> serde::Deserialize<'de> for RawObject<'a> {
@@ -626,20 +596,6 @@ impl<'a> Array<'a, LiteJson> for LiteArray<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_raw_object_written_again_reads_as_the_object_did() {
-        let text = r#"{ "t\u0041g" : [1, {"x": "y"}] ,"n":null, "q\"k":"v\n" }"#;
-        let object: RawObject = serde_json::from_str(text).unwrap();
-        let again = object.text();
-        assert_eq!(
-            serde_json::from_str::<Value>(&again).unwrap(),
-            serde_json::from_str::<Value>(text).unwrap()
-        );
-        assert_eq!(object.member("n"), Some("null"));
-        assert_eq!(object.get("n"), None);
-        assert_eq!(object.member("tAg"), Some(r#"[1, {"x": "y"}]"#));
-    }
 
     #[test]
     fn reads_what_value_reads() {

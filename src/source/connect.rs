@@ -5,11 +5,11 @@
 
 use super::{asks, redacted, Connector, Error, Source, SourceError};
 use crate::client::handshake::{self, Opened, Refusal};
-use crate::client::rpc::{Got, Rpc, RpcError, Waiter};
+use crate::client::rpc::{Rpc, RpcError, Waiter};
 use crate::core::drift::Drift;
 use crate::core::error::{with_diagnostics, ConfigError, Failure};
 use crate::core::jcs::format_f64;
-use crate::core::sweep::{sweep, PageError, PageReply, SweepBounds, SweepError};
+use crate::core::sweep::{sweep, PageError, SweepBounds, SweepError};
 use crate::sync::lock;
 use crate::transport::observe::Inbound;
 use futures::future::BoxFuture;
@@ -366,14 +366,12 @@ impl<C: Connector> Source<C> {
                         Some(c) => json!({ "cursor": c }),
                         None => json!({}),
                     };
-                    match rpc.request_text("tools/list", params, timeout).await {
-                        Ok(Got::Parsed(result)) => Ok(PageReply::Parsed(result)),
-                        Ok(Got::Text(text)) => Ok(PageReply::Text(text)),
-                        Err(e) => Err(match e {
+                    rpc.request("tools/list", params, timeout)
+                        .await
+                        .map_err(|e| match e {
                             RpcError::TimedOut => PageError::TimedOut,
                             other => PageError::Failed(redacted(&secrets, other).into_failure()),
-                        }),
-                    }
+                        })
                 }
             },
             on_page,

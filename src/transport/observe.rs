@@ -135,7 +135,7 @@ impl Inbound {
 /// Whether the brackets of `frame` (outside strings) nest deeper than `limit`: why a frame
 /// that failed to parse failed, told apart from text that is simply not JSON. Only frames
 /// that failed to parse are scanned.
-pub(crate) fn nests_deeper_than(frame: &[u8], limit: usize) -> bool {
+fn nests_deeper_than(frame: &[u8], limit: usize) -> bool {
     let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
     for &b in frame {
         if in_string {

@@ -2,9 +2,8 @@
 
 use super::era::{self, Capabilities, Era, Rules, Speaking};
 pub use super::error::{Reply, RpcError};
-use super::pending::as_text;
 use super::pending::{fail_all, Entry, Pending, Shared};
-pub use super::pending::{Answer, Fast, Got, Listener, Waiter};
+pub use super::pending::{Answer, Fast, Listener, Waiter};
 use super::router::Router;
 use super::text::{self, Meta};
 use super::trace::{Ended, Tracer};
@@ -229,54 +228,20 @@ impl Rpc {
     /// A traced request waits for its trace context (bounded by its own timeout) before it is
     /// sent; a tracer that does not answer in time leaves it untraced on the wire.
     pub async fn request(&self, method: &str, params: Value, timeout: Option<Duration>) -> Reply {
-        match self.request_as(method, params, timeout, None).await? {
-            Got::Parsed(result) => Ok(result),
-            // Never given without `as_text`.
-            Got::Text(_) => Err(RpcError::Closed("connection closed".into())),
-        }
-    }
-
-    /// `request`, with the result kept as its JSON text where the router can (`as_text`): a
-    /// big result is then parsed by the caller, on its own thread, not by the reading one.
-    pub async fn request_text(
-        &self,
-        method: &str,
-        params: Value,
-        timeout: Option<Duration>,
-    ) -> Result<Got, RpcError> {
-        self.request_as(method, params, timeout, Some(as_text()))
-            .await
-    }
-
-    async fn request_as(
-        &self,
-        method: &str,
-        params: Value,
-        timeout: Option<Duration>,
-        fast: Option<Fast>,
-    ) -> Result<Got, RpcError> {
         let started = Instant::now();
-        let reply = self
-            .request_once(method, params.clone(), timeout, fast.clone())
-            .await;
+        let reply = self.request_once(method, params.clone(), timeout).await;
         match &reply {
             Err(RpcError::Transport(f))
                 if f.lost && self.rules().resends_lost() && REISSUED.contains(&method) =>
             {
                 let left = timeout.map(|t| t.saturating_sub(started.elapsed()));
-                self.request_once(method, params, left, fast).await
+                self.request_once(method, params, left).await
             }
             _ => reply,
         }
     }
 
-    async fn request_once(
-        &self,
-        method: &str,
-        params: Value,
-        timeout: Option<Duration>,
-        fast: Option<Fast>,
-    ) -> Result<Got, RpcError> {
+    async fn request_once(&self, method: &str, params: Value, timeout: Option<Duration>) -> Reply {
         let id = self.reserve_id();
         let tracer = self.tracer.get().filter(|t| t.live()).cloned();
         let mut own = None;
@@ -289,13 +254,8 @@ impl Rpc {
             own = super::trace::members_text(&members);
         }
         let (tx, rx) = oneshot::channel();
-        let waiter = Waiter::answered(fast, move |answer| {
-            let _ = tx.send(match answer {
-                Answer::Reply(reply) => reply.map(Got::Parsed),
-                Answer::Mapped(Ok(text)) => Ok(Got::Text(text)),
-                // `as_text` keeps or declines; it never fails a reply.
-                Answer::Mapped(Err(failure)) => Err(RpcError::Transport(failure)),
-            });
+        let waiter = Waiter::new(move |reply| {
+            let _ = tx.send(reply);
         });
         let text = serde_json::to_string(&params).unwrap_or_else(|_| "{}".into());
         let request = Request {
@@ -309,7 +269,7 @@ impl Rpc {
         if let Some(tracer) = tracer {
             // `initialize` is answered before the era it agreed is set.
             let agreed = match (&reply, method) {
-                (Ok(Got::Parsed(result)), "initialize") => era::legacy::agreed(result).ok(),
+                (Ok(result), "initialize") => era::legacy::agreed(result).ok(),
                 _ => None,
             };
             let ended = Ended {

@@ -249,29 +249,3 @@ async fn a_tracer_nothing_would_see_is_not_waited_for() {
         request.abort();
     }
 }
-
-#[tokio::test]
-async fn a_result_asked_for_as_text_comes_as_its_text() {
-    let (rpc, wire, inbound) = connection();
-    let asking = rpc.clone();
-    let request = tokio::spawn(async move {
-        asking
-            .request_text("tools/list", json!({}), Some(Duration::from_secs(5)))
-            .await
-    });
-    while wire.0.lock().unwrap().is_empty() {
-        tokio::time::sleep(Duration::from_millis(1)).await;
-    }
-    let id = wire.0.lock().unwrap()[0]["id"].as_u64().unwrap();
-    let frame = format!(
-        r#"{{"jsonrpc":"2.0","id":{id},"result":{{ "tools" : [ {{"name":"a"}} ], "nextCursor":"c"}}}}"#
-    );
-    inbound.push_text(frame.as_bytes());
-    let Ok(Got::Text(text)) = request.await.unwrap() else {
-        panic!("expected the result as text");
-    };
-    assert_eq!(
-        serde_json::from_str::<Value>(&text).unwrap(),
-        json!({"tools": [{"name": "a"}], "nextCursor": "c"})
-    );
-}
