@@ -29,27 +29,6 @@ const now = () => performance.now();
 // The tracer is the API's proxy, which follows a provider registered later; a meter is not,
 // so the histogram is made again whenever the global meter provider changed.
 const tracer = api === null ? null : api.trace.getTracer(SCOPE, SCOPE_VERSION);
-// What the API's proxy delegates to while no tracer provider is registered: its spans go nowhere.
-const NO_PROVIDER = api === null ? null : new api.ProxyTracerProvider().getDelegate();
-
-/**
- * Whether anything would see a request's span now: a registered tracer provider, a propagator
- * that writes a carrier into the request, or a meter provider for its duration. With the API
- * installed and none of them (a dependency brought the API along, no SDK was set up), the
- * native side sends its requests without waiting for the `trace` hook's round trip to this
- * thread, which a paged import would pay page after page. Asked before each sweep; an API
- * that cannot say counts as live.
- */
-function live() {
-  try {
-    const provider = api.trace.getTracerProvider();
-    if (typeof provider.getDelegate !== 'function' || provider.getDelegate() !== NO_PROVIDER) return true;
-    if (api.propagation.fields().length > 0) return true;
-    return api.metrics.getMeterProvider().getMeter(SCOPE, SCOPE_VERSION) !== api.createNoopMeter();
-  } catch {
-    return true;
-  }
-}
 let meterProvider = null;
 let histogram = null;
 function duration() {
@@ -116,8 +95,9 @@ function transportAttributes(config) {
  * Whether nothing is registered behind the API: no tracer provider behind its proxy, the no-op
  * meter provider, a propagator that writes nothing (the API installed as some other package's
  * dependency, with no SDK). A call then has nothing to record or carry and is not traced at
- * all. Known by the API's own class names: a build that names them otherwise only takes the
- * full path, which records nothing either.
+ * all, and neither are a sweep's requests (`live`), which would otherwise each wait for the
+ * `trace` hook's round trip to this thread. Known by the API's own class names: a build that
+ * names them otherwise only takes the full path, which records nothing either.
  */
 function dormant() {
   const traces = api.trace.getTracerProvider();
@@ -224,7 +204,14 @@ function forSource(config, enabled) {
   return {
     around,
     hook,
-    live,
+    /** Whether a sweep's requests are traced: asked before each (`NativeSource.traceLive`). */
+    live() {
+      try {
+        return !dormant();
+      } catch {
+        return true;
+      }
+    },
     /**
      * What the spans and points of one tool's calls share, made once per snapshot: `names` is
      * `{ name, original }` (the ToolDef's name and the server's), `connection`
