@@ -248,6 +248,8 @@ async function main() {
   if (op === 'lockImport') {
     // A cold import with or without checking it against its lock (written by a source of its
     // own first, not measured). `mcpMs`: what reading and parsing the lock adds to mcp().
+    // `cpuMs`: this process's CPU time over mcp() and the import, every thread (the lock's
+    // trees are built on a thread of the source's, beside the server's start).
     const t = await target(spec.transport, spec.tools);
     const config = { transport: 'stdio', command: t.command, args: t.args, env: t.env };
     const file = join(mkdtempSync(join(tmpdir(), 'rulvar-bench-')), 'tools.lock.json');
@@ -255,14 +257,16 @@ async function main() {
     writeFileSync(file, await lockText(writer));
     await writer.close();
     gc();
+    const cpu0 = process.cpuUsage();
     const m0 = performance.now();
     const source = mcp(spec.lock ? { ...config, lock: file } : config);
     const mcpMs = performance.now() - m0;
     const t0 = performance.now();
     const defs = await source.tools({ runId: 'bench' });
     const ms = performance.now() - t0;
+    const cpu = process.cpuUsage(cpu0);
     await source.close();
-    return { ms, mcpMs, tools: defs.length };
+    return { ms, mcpMs, cpuMs: (cpu.user + cpu.system) / 1000, tools: defs.length };
   }
   const t = await target(spec.transport, spec.tools ?? 10);
   const source = open(t);

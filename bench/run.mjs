@@ -193,6 +193,7 @@ if (wanted('cold import, 5000 tools, checked against its lock (baseline: no lock
   });
   console.log(`${label.padEnd(44)} ms           baseline ${fmt(plain.ms)} addon ${fmt(locked.ms)} ratio ${(locked.ms / plain.ms).toFixed(2)}`);
   extra(rows[rows.length - 1], 'mcpMs', 'ms (mcp() reading the lock)', 'lower');
+  extra(rows[rows.length - 1], 'cpuMs', "ms (the client process's CPU time over mcp() and the import, all its threads)", 'lower');
 }
 // 2. Latency and throughput per transport and concurrency.
 // `http`: the SDK's server, stateful (a session, replies as event streams); `http-fast`: the

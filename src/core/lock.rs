@@ -19,9 +19,10 @@ use super::lockdiff::{diff_tools, diff_value, Change, ChangeKind};
 use super::signs::{signs, Sign, SIGNS_PER_IMPORT};
 use super::url::shown_url;
 use crate::sync::lock;
+use pinned::Pinned;
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::{Mutex, OnceLock};
 
 /// The lock format's version: a reader refuses any other.
@@ -41,14 +42,6 @@ pub struct Lock {
     /// of the source's (`prepare`), ready by the time the first sweep ends.
     raw: Mutex<Option<Box<RawValue>>>,
     pinned: OnceLock<Result<Pinned>>,
-}
-
-#[derive(Debug)]
-pub struct Pinned {
-    /// Sorted by final name.
-    pub tools: Vec<LockedTool>,
-    /// Where each final name is in `tools`.
-    index: HashMap<String, usize>,
 }
 
 /// What one import's check found: the differences from the lock and the poisoning signs.
@@ -393,58 +386,6 @@ fn refusal(origin: &str, what: String) -> ConfigError {
     ))
 }
 
-/// The pinned tools of a lock's `tools` text.
-fn parse_tools(raw: Option<Box<RawValue>>, origin: &str) -> Result<Pinned> {
-    let bad = |what: String| refusal(origin, what);
-    // Fail closed: tools that cannot be read pin nothing, and an empty lock would admit
-    // everything as an addition.
-    let entries: Vec<Value> = match raw.map(|raw| serde_json::from_str(raw.get())) {
-        Some(Ok(entries)) => entries,
-        Some(Err(e)) => return Err(bad(format!("'tools' cannot be read ({e})"))),
-        None => return Err(bad("'tools' cannot be read".into())),
-    };
-    let mut tools = Vec::with_capacity(entries.len());
-    for (i, mut entry) in entries.into_iter().enumerate() {
-        let string = |key: &str| match entry.get(key) {
-            Some(Value::String(s)) => Ok(s.clone()),
-            other => Err(bad(format!(
-                "tools[{i}].{key} must be a string, got {}",
-                shown(other)
-            ))),
-        };
-        let name = string("name")?;
-        let original = string("original")?;
-        // Taken, not copied.
-        let contract = match entry.get_mut("contract").map(Value::take) {
-            Some(c @ Value::Object(_)) => c,
-            other => {
-                return Err(bad(format!(
-                    "tools[{i}].contract must be an object, got {}",
-                    shown(other.as_ref())
-                )))
-            }
-        };
-        tools.push(LockedTool {
-            name,
-            original,
-            contract,
-        });
-    }
-    tools.sort_by(|a, b| jcs::cmp_utf16(&a.name, &b.name));
-    if let Some(pair) = tools.windows(2).find(|w| w[0].name == w[1].name) {
-        return Err(bad(format!(
-            "'tools' pins '{}' twice",
-            super::lockdiff::visible(&pair[0].name, 128)
-        )));
-    }
-    let index = tools
-        .iter()
-        .enumerate()
-        .map(|(i, t)| (t.name.clone(), i))
-        .collect();
-    Ok(Pinned { tools, index })
-}
-
 /// A JSON value in a refusal, clipped (a lock can be anything a hand edit made of it).
 fn shown(value: Option<&Value>) -> String {
     match value {
@@ -459,7 +400,7 @@ impl Lock {
     pub fn pinned(&self) -> &Result<Pinned> {
         self.pinned.get_or_init(|| {
             let raw = lock(&self.raw).take();
-            parse_tools(raw, &self.origin)
+            pinned::parse_tools(raw, &self.origin)
         })
     }
 
@@ -472,13 +413,9 @@ impl Lock {
     /// order; a number spelled otherwise (`1.0` for `1`) answers no, and the diff (which
     /// compares JCS texts) then finds no change.
     pub fn pins(&self, name: &str, contract: &Value) -> bool {
-        let Ok(pinned) = self.pinned() else {
-            return false;
-        };
-        pinned
-            .index
-            .get(name)
-            .is_some_and(|i| pinned.tools[*i].contract == *contract)
+        self.pinned()
+            .as_ref()
+            .is_ok_and(|pinned| pinned.pins(name, contract))
     }
 
     /// Refuses a lock written for another source: its tools say nothing about this one.
@@ -539,29 +476,26 @@ impl Lock {
             Ok(pinned) => pinned,
             Err(e) => return (Report::default(), Err(e.clone())),
         };
-        let mut same = vec![false; pinned.tools.len()];
+        let mut same = vec![false; pinned.len()];
         let differing: Vec<&ToolSpec> = specs
             .iter()
-            .filter(|spec| {
-                let found = pinned.index.get(&spec.name).copied();
-                match found {
-                    Some(i) if spec.pinned => {
-                        same[i] = true;
-                        false
-                    }
-                    _ => true,
+            .filter(|spec| match pinned.find(&spec.name) {
+                Some(i) if spec.pinned => {
+                    same[i] = true;
+                    false
                 }
+                _ => true,
             })
             .collect();
         let mut current = locked_tools(differing.into_iter());
-        let locked: Vec<LockedTool> = pinned
-            .tools
-            .iter()
-            .zip(&same)
-            .filter(|(_, same)| !**same)
-            .map(|(t, _)| t.clone())
+        let locked: Result<Vec<LockedTool>> = (0..pinned.len())
+            .filter(|i| !same[*i])
+            .map(|i| pinned.locked(i, &self.origin))
             .collect();
-        let mut locked = locked;
+        let mut locked = match locked {
+            Ok(locked) => locked,
+            Err(e) => return (Report::default(), Err(e)),
+        };
         for tool in locked.iter_mut().chain(current.iter_mut()) {
             redact_strings(&mut tool.contract, redact);
         }
@@ -708,5 +642,6 @@ impl Report {
     }
 }
 
+mod pinned;
 #[cfg(test)]
 mod tests;

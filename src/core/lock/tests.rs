@@ -181,6 +181,19 @@ fn era_duplicates_unreadable_tools_and_task_support_are_held_to_the_lock() {
             .contains("'tools' cannot be read"),
         "an unreadable lock read as an empty one"
     );
+    // A pinned contract is read when an import differs from it: one no tree can be built of
+    // refuses then, never admits.
+    let unreadable = text.replacen("\"readOnlyHint\": true", "\"readOnlyHint\": 1e400", 1);
+    assert_ne!(unreadable, text);
+    let lock = parse(&unreadable, "the lock").unwrap();
+    let (_, verdict) = check_import(Some(&lock), &c, &specs, &same, None).unwrap();
+    assert!(
+        verdict
+            .unwrap_err()
+            .message
+            .contains("'tools' cannot be read"),
+        "a pinned contract no tree can be built of passed"
+    );
 
     let entries: Value = serde_json::from_str::<Value>(&text).unwrap()["tools"].clone();
     let mut pinned_twice: Value = serde_json::from_str(&text).unwrap();

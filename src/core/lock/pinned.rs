@@ -1,0 +1,334 @@
+//! A lock's pinned tools: each contract kept as the lock's text, and an import's tree compared
+//! against that text as it is read, without building the lock's tree.
+//!
+//! A lock of thousands of tools is megabytes. Building a tree of every pinned contract cost
+//! more than the rest of the check together, on a thread beside a starting server; only a
+//! contract that differs is ever needed as a tree (for the diff), and is built then.
+
+use super::{refusal, shown, LockedTool, Result};
+use crate::core::jcs;
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::value::RawValue;
+use serde_json::{Map, Number, Value};
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+
+/// One pinned tool; its contract an object's JSON text.
+#[derive(Debug)]
+struct PinnedTool {
+    name: String,
+    original: String,
+    contract: Box<RawValue>,
+}
+
+#[derive(Debug)]
+pub struct Pinned {
+    /// Sorted by final name.
+    tools: Vec<PinnedTool>,
+    /// Where each final name is in `tools`.
+    index: HashMap<String, usize>,
+}
+
+impl Pinned {
+    /// How many tools the lock pins.
+    pub fn len(&self) -> usize {
+        self.tools.len()
+    }
+
+    /// Where the tool pinned under final name `name` is (sorted by final name).
+    pub fn find(&self, name: &str) -> Option<usize> {
+        self.index.get(name).copied()
+    }
+
+    /// Whether the tool pinned under final name `name` has exactly `contract`'s tree: what
+    /// parsing its text and comparing the trees answers (key order ignored, a number spelled
+    /// otherwise unequal), read without building the tree. Any doubt answers no: the diff
+    /// then decides on the full trees.
+    pub fn pins(&self, name: &str, contract: &Value) -> bool {
+        self.find(name)
+            .is_some_and(|i| is_tree(&self.tools[i].contract, contract))
+    }
+
+    /// The pinned tool at `i` (sorted by final name) with its contract's tree, for the diff.
+    /// `Err` when the text cannot be built into a tree (nested deeper than a parse allows):
+    /// such a lock pins nothing, and refuses.
+    pub fn locked(&self, i: usize, origin: &str) -> Result<LockedTool> {
+        let tool = &self.tools[i];
+        let contract = serde_json::from_str(tool.contract.get())
+            .map_err(|e| refusal(origin, format!("'tools' cannot be read ({e})")))?;
+        Ok(LockedTool {
+            name: tool.name.clone(),
+            original: tool.original.clone(),
+            contract,
+        })
+    }
+}
+
+/// The pinned tools of a lock's `tools` text. A malformed entry refuses the lock (fail
+/// closed: tools that cannot be read pin nothing, and an empty lock would admit everything as
+/// an addition).
+pub fn parse_tools(raw: Option<Box<RawValue>>, origin: &str) -> Result<Pinned> {
+    let bad = |what: String| refusal(origin, what);
+    let entries: Vec<&RawValue> = match raw.as_deref().map(|raw| serde_json::from_str(raw.get())) {
+        Some(Ok(entries)) => entries,
+        Some(Err(e)) => return Err(bad(format!("'tools' cannot be read ({e})"))),
+        None => return Err(bad("'tools' cannot be read".into())),
+    };
+    // A text the lock's first scan let through (a number out of range) is unreadable here,
+    // as it is to a parse of the whole.
+    let read = |raw: &RawValue| {
+        serde_json::from_str::<Value>(raw.get())
+            .map_err(|e| bad(format!("'tools' cannot be read ({e})")))
+    };
+    let mut tools = Vec::with_capacity(entries.len());
+    for (i, entry) in entries.into_iter().enumerate() {
+        // An entry's members by key, the last of a key repeated winning as in a tree; an
+        // entry that is not an object has none.
+        let fields: BTreeMap<String, &RawValue> = if entry.get().starts_with('{') {
+            serde_json::from_str(entry.get())
+                .map_err(|e| bad(format!("'tools' cannot be read ({e})")))?
+        } else {
+            read(entry)?;
+            BTreeMap::new()
+        };
+        let tree = |key: &str| fields.get(key).map(|raw| read(raw)).transpose();
+        let string = |key: &str| match tree(key)? {
+            Some(Value::String(s)) => Ok(s),
+            other => Err(bad(format!(
+                "tools[{i}].{key} must be a string, got {}",
+                shown(other.as_ref())
+            ))),
+        };
+        let name = string("name")?;
+        let original = string("original")?;
+        // The contract's own text is read when an import differs from it (`locked`).
+        let contract = match fields.get("contract") {
+            Some(raw) if raw.get().starts_with('{') => (*raw).to_owned(),
+            _ => {
+                return Err(bad(format!(
+                    "tools[{i}].contract must be an object, got {}",
+                    shown(tree("contract")?.as_ref())
+                )))
+            }
+        };
+        tools.push(PinnedTool {
+            name,
+            original,
+            contract,
+        });
+    }
+    tools.sort_by(|a, b| jcs::cmp_utf16(&a.name, &b.name));
+    if let Some(pair) = tools.windows(2).find(|w| w[0].name == w[1].name) {
+        return Err(bad(format!(
+            "'tools' pins '{}' twice",
+            crate::core::lockdiff::visible(&pair[0].name, 128)
+        )));
+    }
+    let index = tools
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.name.clone(), i))
+        .collect();
+    Ok(Pinned { tools, index })
+}
+
+/// Whether `text` parses to `value`'s tree. A text the parser refuses (too deep) is no.
+fn is_tree(text: &RawValue, value: &Value) -> bool {
+    let mut reader = serde_json::Deserializer::from_str(text.get());
+    Same(value).deserialize(&mut reader).unwrap_or(false)
+}
+
+/// Reads one JSON value and answers whether it equals the tree it holds. Every visit mirrors
+/// how `Value` builds itself from the same call, so the answer is the trees' equality; what
+/// does not match is still read to its end (the parser requires it) and ignored.
+struct Same<'a>(&'a Value);
+
+impl<'de> DeserializeSeed<'de> for Same<'_> {
+    type Value = bool;
+
+    fn deserialize<D: Deserializer<'de>>(self, reader: D) -> std::result::Result<bool, D::Error> {
+        reader.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Same<'_> {
+    type Value = bool;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> std::result::Result<bool, E> {
+        Ok(*self.0 == Value::Bool(v))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> std::result::Result<bool, E> {
+        Ok(*self.0 == Value::Number(v.into()))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> std::result::Result<bool, E> {
+        Ok(*self.0 == Value::Number(v.into()))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> std::result::Result<bool, E> {
+        Ok(*self.0 == Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+
+    fn visit_str<E>(self, v: &str) -> std::result::Result<bool, E> {
+        Ok(matches!(self.0, Value::String(s) if s == v))
+    }
+
+    fn visit_unit<E>(self) -> std::result::Result<bool, E> {
+        Ok(self.0.is_null())
+    }
+
+    fn visit_none<E>(self) -> std::result::Result<bool, E> {
+        Ok(self.0.is_null())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<bool, A::Error> {
+        let items = self.0.as_array();
+        let mut same = items.is_some();
+        let mut read = 0;
+        loop {
+            let item = items.and_then(|items| items.get(read)).filter(|_| same);
+            let next = match item {
+                Some(item) => seq.next_element_seed(Same(item))?,
+                None => seq.next_element::<IgnoredAny>()?.map(|_| false),
+            };
+            let Some(equal) = next else { break };
+            same &= equal;
+            read += 1;
+        }
+        Ok(same && items.is_some_and(|items| items.len() == read))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<bool, A::Error> {
+        let Some(object) = self.0.as_object() else {
+            while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+            return Ok(false);
+        };
+        let mut same = true;
+        // The members matched, by where they live: a key the text repeats would match one
+        // member twice (a tree keeps the last), so the count alone would not do.
+        let mut matched: Vec<usize> = Vec::with_capacity(object.len());
+        while let Some(member) = map.next_key_seed(Member(object))? {
+            match member.filter(|_| same) {
+                Some(value) => {
+                    matched.push(value as *const Value as usize);
+                    same = map.next_value_seed(Same(value))?;
+                }
+                None => {
+                    same = false;
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        if !same || matched.len() != object.len() {
+            return Ok(false);
+        }
+        matched.sort_unstable();
+        matched.dedup();
+        Ok(matched.len() == object.len())
+    }
+}
+
+/// Reads a key and finds its member in the object being compared.
+struct Member<'a>(&'a Map<String, Value>);
+
+impl<'de, 'a> DeserializeSeed<'de> for Member<'a> {
+    type Value = Option<&'a Value>;
+
+    fn deserialize<D: Deserializer<'de>>(
+        self,
+        reader: D,
+    ) -> std::result::Result<Self::Value, D::Error> {
+        reader.deserialize_str(self)
+    }
+}
+
+impl<'de, 'a> Visitor<'de> for Member<'a> {
+    type Value = Option<&'a Value>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object key")
+    }
+
+    fn visit_str<E>(self, key: &str) -> std::result::Result<Self::Value, E> {
+        Ok(self.0.get(key))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn raw(text: &str) -> Box<RawValue> {
+        RawValue::from_string(text.to_owned()).unwrap()
+    }
+
+    /// The answer a parse and a tree comparison give, for every pair.
+    fn agrees(text: &str, value: &Value) -> bool {
+        let tree: Value = serde_json::from_str(text).unwrap();
+        let answer = is_tree(&raw(text), value);
+        assert_eq!(answer, tree == *value, "{text} against {value}");
+        answer
+    }
+
+    #[test]
+    fn answers_what_the_trees_equality_answers() {
+        let v = json!({"a": [1, -2, 2.5, "x", null, true, {"b": {}}], "c": "é\n"});
+        assert!(agrees(
+            r#"{"c":"\u00e9\n","a":[1,-2,2.5,"x",null,true,{"b":{}}]}"#,
+            &v
+        ));
+        for text in [
+            r#"{"a":[1,-2,2.5,"x",null,true,{"b":{}}]}"#,
+            r#"{"a":[1,-2,2.5,"x",null,true,{"b":{}}],"c":"é\n","d":1}"#,
+            r#"{"a":[1,-2,2.5,"x",null,true,{"b":{}},0],"c":"é\n"}"#,
+            r#"{"a":[1,-2,2.5,"x",null,true],"c":"é\n"}"#,
+            r#"{"a":[1.0,-2,2.5,"x",null,true,{"b":{}}],"c":"é\n"}"#,
+            r#"{"a":[1,-2,2.5,"x",null,false,{"b":{}}],"c":"é\n"}"#,
+            r#"{"a":[1,-2,2.5,"x",0,true,{"b":{}}],"c":"é\n"}"#,
+            r#"{"a":[1,-2,2.5,"x",null,true,{"b":[]}],"c":"é\n"}"#,
+            r#"{"a":{"0":1},"c":"é\n"}"#,
+            r#"[1]"#,
+            r#""x""#,
+        ] {
+            assert!(!agrees(text, &v));
+        }
+    }
+
+    #[test]
+    fn a_repeated_key_is_read_as_a_tree_reads_it() {
+        // The tree keeps the last of a repeated key: {"a":2} here, not the two-member object.
+        // Matched twice, `a` would count as both members of `two`.
+        let two = json!({"a": 2, "b": 3});
+        assert!(!agrees(r#"{"a":2,"a":2}"#, &two));
+        assert!(!agrees(r#"{"a":2,"b":3,"a":1}"#, &two));
+        // Where the trees are equal, a repeated key still answers no: never yes where they
+        // differ, and the diff decides the rest (it finds no change here).
+        assert!(!is_tree(&raw(r#"{"a":1,"a":2}"#), &json!({"a": 2})));
+    }
+
+    #[test]
+    fn a_contract_no_tree_can_be_built_of_pins_nothing_and_refuses() {
+        let deep = format!("{{\"a\":{}{}}}", "[".repeat(200), "]".repeat(200));
+        let mut deep_tree = json!([]);
+        for _ in 0..199 {
+            deep_tree = json!([deep_tree]);
+        }
+        for (contract, tree) in [
+            (deep, json!({ "a": deep_tree })),
+            (r#"{"a":1e400}"#.to_owned(), json!({ "a": f64::MAX })),
+        ] {
+            let tools = format!(r#"[{{"name":"t","original":"t","contract":{contract}}}]"#);
+            // Taken in by the scan, as the lock's first read takes it in.
+            let pinned = parse_tools(Some(raw(&tools)), "the lock").unwrap();
+            assert!(!pinned.pins("t", &tree));
+            let refusal = pinned.locked(0, "the lock").unwrap_err().message;
+            assert!(refusal.contains("'tools' cannot be read"), "{refusal}");
+        }
+    }
+}
