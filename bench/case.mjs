@@ -249,7 +249,7 @@ async function main() {
     // A cold import with or without checking it against its lock (written by a source of its
     // own first, not measured). `mcpMs`: what reading and parsing the lock adds to mcp().
     // `cpuMs`: this process's CPU time over mcp() and the import, every thread (the lock's
-    // trees are built on a thread of the source's, beside the server's start).
+    // entries are read on a thread of the source's, beside the server's start).
     const t = await target(spec.transport, spec.tools);
     const config = { transport: 'stdio', command: t.command, args: t.args, env: t.env };
     const file = join(mkdtempSync(join(tmpdir(), 'rulvar-bench-')), 'tools.lock.json');

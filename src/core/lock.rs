@@ -37,9 +37,10 @@ pub struct Lock {
     origin: String,
     /// The protocol revision the lock's contracts were listed in (absent from a lock of old).
     era: Option<String>,
-    /// The `tools` member's text until it is parsed. A lock of thousands of tools is
-    /// megabytes: the host's `mcp()` call only scans it, and the trees are built on a thread
-    /// of the source's (`prepare`), ready by the time the first sweep ends.
+    /// The `tools` member's text until it is read. A lock of thousands of tools is
+    /// megabytes: the host's `mcp()` call only scans it, and its entries are read on a thread
+    /// of the source's (`prepare`), ready by the time the first sweep ends; each contract
+    /// stays text (`pinned`).
     raw: Mutex<Option<Box<RawValue>>>,
     pinned: OnceLock<Result<Pinned>>,
 }
@@ -395,7 +396,7 @@ fn shown(value: Option<&Value>) -> String {
 }
 
 impl Lock {
-    /// The pinned tools, parsed once (whoever asks first parses; others wait for it). A
+    /// The pinned tools, read once (whoever asks first reads them; others wait for it). A
     /// malformed entry refuses every import.
     pub fn pinned(&self) -> &Result<Pinned> {
         self.pinned.get_or_init(|| {
@@ -404,7 +405,7 @@ impl Lock {
         })
     }
 
-    /// Parses the pinned tools now (a source does it on a thread of its own as it is made).
+    /// Reads the pinned tools now (a source does it on a thread of its own as it is made).
     pub fn prepare(&self) {
         let _ = self.pinned();
     }
