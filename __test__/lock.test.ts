@@ -388,3 +388,49 @@ describe('config', () => {
     expect(e.message).toMatch(/^mcp: the lock file '.*bad\.json' is not a toolset lock written by 'rulvar-mcp lock': not JSON \(/);
   });
 });
+
+describe('a hostile server against its lock', () => {
+  // Extreme numbers, strings and keys carrying terminal escapes and escaped Unicode, and 2,000
+  // tools: the pinned contracts are compared as text, so each must still read as the tree it is.
+  const ESC = '\u001b[2J\u001b]0;owned\u0007';
+  const hostile = (changed?: number) =>
+    Array.from({ length: 2000 }, (_, i) => ({
+      name: `t${i}`,
+      description: `Tool ${i}${ESC}\u202e`,
+      inputSchema: {
+        type: 'object',
+        properties: {
+          [`k${ESC}é`]: { type: 'number', maximum: i === changed ? 1.7976931348623155e308 : Number.MAX_VALUE, minimum: -Number.MAX_VALUE },
+          tiny: { type: 'number', multipleOf: 5e-324, default: -0, const: 2 ** 64, enum: [Number.MIN_SAFE_INTEGER, 0.1, 1e21, 1e-7] },
+          nested: { type: 'array', items: { type: 'array', items: { type: 'object', properties: { deep: { type: 'string', pattern: '^\\u0000\\\\$' } } } } },
+        },
+      },
+    }));
+
+  it('reads back unchanged, and a changed extreme number is refused with its line, no escape shown raw', async () => {
+    let current = hostile();
+    const writer = keep(mcp({ transport: 'inprocess', server: toolsetServer(() => current) }));
+    const lock = JSON.parse(await lockText(writer));
+    expect(lock.tools).toHaveLength(2000);
+    const server = toolsetServer(() => current);
+    const source = keep(mcp({ transport: 'inprocess', server, lock, lockPolicy: 'refuse' }));
+    expect(await source.tools(session)).toHaveLength(2000);
+    expect(source.lockReport()!.changes).toEqual([]);
+
+    current = hostile(1500);
+    await server.sendToolListChanged();
+    await new Promise((r) => setImmediate(r));
+    const e = await rejection(source.tools(session));
+    expect(e).toBeInstanceOf(ConfigError);
+    expect(e.message).toBe(
+      "mcp: the tools of 'mcp:inprocess' differ from the lock (lockPolicy 'refuse'); 1 change(s):\n" +
+        `  tool 't1500': inputSchema.properties["k<U+001B>[2J<U+001B>]0;owned<U+0007>é"].maximum changed: 1.7976931348623157e+308 -> 1.7976931348623155e+308`,
+    );
+    for (const raw of ['\u001b', '\u0007', '\u202e']) expect(e.message).not.toContain(raw);
+    // The same list again is admitted: nothing of the refused import was kept as pinned.
+    current = hostile();
+    await server.sendToolListChanged();
+    await new Promise((r) => setImmediate(r));
+    expect(await source.tools(session)).toHaveLength(2000);
+  });
+});

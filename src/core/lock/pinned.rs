@@ -302,6 +302,37 @@ mod tests {
     }
 
     #[test]
+    fn extreme_numbers_and_escaped_text_answer_as_trees_do() {
+        // Each text against the tree of every other: only its own tree (or one it parses to)
+        // is the same.
+        let texts = [
+            "18446744073709551615",
+            "18446744073709551616",
+            "-9223372036854775808",
+            "-9223372036854775809",
+            "1.7976931348623157e308",
+            "1.7976931348623155e308",
+            "5e-324",
+            "-0",
+            "0",
+            "-0.0",
+            "1e21",
+            "100000000000000000000000",
+            r#""\u001b[2J\u0007""#,
+            r#""\ud83d\ude00""#,
+            r#"{"\u006b":1}"#,
+            r#"{"k":1}"#,
+            r#"{"k\u0000":1}"#,
+        ];
+        for a in texts {
+            for b in texts {
+                let tree: Value = serde_json::from_str(b).unwrap();
+                agrees(a, &tree);
+            }
+        }
+    }
+
+    #[test]
     fn a_repeated_key_is_read_as_a_tree_reads_it() {
         // The tree keeps the last of a repeated key: {"a":2} here, not the two-member object.
         // Matched twice, `a` would count as both members of `two`.
