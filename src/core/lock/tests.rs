@@ -171,29 +171,28 @@ fn era_duplicates_unreadable_tools_and_task_support_are_held_to_the_lock() {
         "a changed copy passed as an addition"
     );
 
-    let unreadable = text.replacen("\"tools\": [", "\"tools\": [1e400, ", 1);
-    let lock = parse(&unreadable, "the lock").unwrap();
-    let (_, verdict) = check_import(Some(&lock), &c, &specs, &same, None).unwrap();
-    assert!(
-        verdict
-            .unwrap_err()
-            .message
-            .contains("'tools' cannot be read"),
-        "an unreadable lock read as an empty one"
-    );
-    // A pinned contract is read when an import differs from it: one no tree can be built of
-    // refuses then, never admits.
-    let unreadable = text.replacen("\"readOnlyHint\": true", "\"readOnlyHint\": 1e400", 1);
-    assert_ne!(unreadable, text);
-    let lock = parse(&unreadable, "the lock").unwrap();
-    let (_, verdict) = check_import(Some(&lock), &c, &specs, &same, None).unwrap();
-    assert!(
-        verdict
-            .unwrap_err()
-            .message
-            .contains("'tools' cannot be read"),
-        "a pinned contract no tree can be built of passed"
-    );
+    // An entry no tree can be built of, and a pinned contract read only when an import
+    // differs from it: each refuses, never admits.
+    for (edit, what) in [
+        (
+            ("\"tools\": [", "\"tools\": [1e400, "),
+            "an unreadable lock read as an empty one",
+        ),
+        (
+            ("\"readOnlyHint\": true", "\"readOnlyHint\": 1e400"),
+            "a pinned contract no tree can be built of passed",
+        ),
+    ] {
+        let unreadable = text.replacen(edit.0, edit.1, 1);
+        assert_ne!(unreadable, text);
+        let lock = parse(&unreadable, "the lock").unwrap();
+        let (_, verdict) = check_import(Some(&lock), &c, &specs, &same, None).unwrap();
+        let refusal = verdict.unwrap_err().message;
+        assert!(
+            refusal.contains("'tools' cannot be read"),
+            "{what}: {refusal}"
+        );
+    }
 
     let entries: Value = serde_json::from_str::<Value>(&text).unwrap()["tools"].clone();
     let mut pinned_twice: Value = serde_json::from_str(&text).unwrap();
