@@ -19,7 +19,7 @@ use super::lockdiff::{diff_tools, diff_value, Change, ChangeKind};
 use super::signs::{signs, Sign, SIGNS_PER_IMPORT};
 use super::url::shown_url;
 use crate::sync::lock;
-use pinned::Pinned;
+use pinned::{Pinned, ToolsText};
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
@@ -37,11 +37,11 @@ pub struct Lock {
     origin: String,
     /// The protocol revision the lock's contracts were listed in (absent from a lock of old).
     era: Option<String>,
-    /// The `tools` member's text until it is read. A lock of thousands of tools is
-    /// megabytes: the host's `mcp()` call only scans it, and its entries are read on a thread
-    /// of the source's (`prepare`), ready by the time the first sweep ends; each contract
-    /// stays text (`pinned`).
-    raw: Mutex<Option<Box<RawValue>>>,
+    /// The lock's text, with where its `tools` member is, until the entries are read. A lock
+    /// of thousands of tools is megabytes: the host's `mcp()` call only scans it, and its
+    /// entries are read on a thread of the source's (`prepare`), ready by the time the first
+    /// sweep ends; each contract stays text (`pinned`).
+    raw: Mutex<Option<ToolsText>>,
     pinned: OnceLock<Result<Pinned>>,
 }
 
@@ -320,13 +320,15 @@ fn pretty(out: &mut String, value: &Value, depth: usize) {
 }
 
 /// Parses a lock's JSON text; `origin` names it in a refusal (the file, or "the lock object").
-pub fn parse(text: &str, origin: &str) -> Result<Lock> {
+/// The text is kept, not copied: its `tools` member is read later (`Lock::pinned`).
+pub fn parse(text: impl Into<String>, origin: &str) -> Result<Lock> {
+    let text: String = text.into();
     let bad = |what: String| refusal(origin, what);
-    let top: BTreeMap<String, Box<RawValue>> = match serde_json::from_str(text) {
+    let top: BTreeMap<String, &RawValue> = match serde_json::from_str(&text) {
         Ok(top) => top,
         Err(e) => {
             // Not an object, or not JSON: say which.
-            return Err(bad(match serde_json::from_str::<Value>(text) {
+            return Err(bad(match serde_json::from_str::<Value>(&text) {
                 Ok(_) => "not a JSON object".into(),
                 Err(_) => format!("not JSON ({e})"),
             }));
@@ -352,8 +354,8 @@ pub fn parse(text: &str, origin: &str) -> Result<Lock> {
     };
     let source = object("source")?;
     let config = object("config")?;
-    let raw = match top.get("tools") {
-        Some(raw) if raw.get().starts_with('[') => raw.clone(),
+    let tools = match top.get("tools") {
+        Some(raw) if raw.get().starts_with('[') => *raw,
         _ => {
             return Err(bad(format!(
                 "'tools' must be an array, got {}",
@@ -371,12 +373,14 @@ pub fn parse(text: &str, origin: &str) -> Result<Lock> {
             )))
         }
     };
+    let at = pinned::span(&text, tools);
+    drop(top);
     Ok(Lock {
         source,
         config,
         era,
         origin: origin.to_owned(),
-        raw: Mutex::new(Some(raw)),
+        raw: Mutex::new(Some(ToolsText::new(text, at))),
         pinned: OnceLock::new(),
     })
 }

@@ -309,7 +309,7 @@ fn read_lock(
             ))
         }
     };
-    let lock = lock::parse(&text, &origin)?;
+    let lock = lock::parse(text, &origin)?;
     lock.check_identity(config)?;
     Ok(Some(lock))
 }

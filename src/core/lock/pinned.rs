@@ -4,26 +4,51 @@
 //! A lock of thousands of tools is megabytes. Building a tree of every pinned contract was
 //! about 60 of the 140 ms of CPU a 5,000-tool lock added to an import, on a thread beside a
 //! starting server; only a contract that differs is ever needed as a tree (for the diff), and
-//! it is built then.
+//! it is built then. The lock's text is kept whole, each contract a range of it: copying out
+//! every contract was another 14 MB for such a lock.
 
 use super::{refusal, shown, LockedTool, Result};
 use crate::core::jcs;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Number, Value};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
+use std::ops::Range;
 
-/// One pinned tool; its contract an object's JSON text.
+/// A lock's whole text and where its `tools` member lies in it.
+#[derive(Debug)]
+pub struct ToolsText {
+    text: String,
+    at: Range<usize>,
+}
+
+impl ToolsText {
+    /// `at` is where `tools` lies in `text` (`span`).
+    pub fn new(text: String, at: Range<usize>) -> Self {
+        Self { text, at }
+    }
+}
+
+/// Where `part`, a value read out of `text` (a slice of it), lies in it.
+pub fn span(text: &str, part: &RawValue) -> Range<usize> {
+    let start = part.get().as_ptr() as usize - text.as_ptr() as usize;
+    start..start + part.get().len()
+}
+
+/// One pinned tool; its contract an object's JSON text, a range of the lock's text.
 #[derive(Debug)]
 struct PinnedTool {
     name: String,
     original: String,
-    contract: Box<RawValue>,
+    contract: Range<usize>,
 }
 
 #[derive(Debug)]
 pub struct Pinned {
+    /// The lock's text, which the contracts are ranges of.
+    text: String,
     /// Sorted by final name.
     tools: Vec<PinnedTool>,
     /// Where each final name is in `tools`.
@@ -41,13 +66,17 @@ impl Pinned {
         self.index.get(name).copied()
     }
 
+    fn contract(&self, i: usize) -> &str {
+        &self.text[self.tools[i].contract.clone()]
+    }
+
     /// Whether the tool pinned under final name `name` has exactly `contract`'s tree: what
     /// parsing its text and comparing the trees answers (key order ignored, a number spelled
     /// otherwise unequal), read without building the tree. Any doubt answers no: the diff
     /// then decides on the full trees.
     pub fn pins(&self, name: &str, contract: &Value) -> bool {
         self.find(name)
-            .is_some_and(|i| is_tree(&self.tools[i].contract, contract))
+            .is_some_and(|i| is_tree(self.contract(i), contract))
     }
 
     /// The pinned tool at `i` (sorted by final name) with its contract's tree, for the diff.
@@ -55,7 +84,7 @@ impl Pinned {
     /// such a lock pins nothing, and refuses.
     pub fn locked(&self, i: usize, origin: &str) -> Result<LockedTool> {
         let tool = &self.tools[i];
-        let contract = serde_json::from_str(tool.contract.get())
+        let contract = serde_json::from_str(self.contract(i))
             .map_err(|e| refusal(origin, format!("'tools' cannot be read ({e})")))?;
         Ok(LockedTool {
             name: tool.name.clone(),
@@ -68,13 +97,115 @@ impl Pinned {
 /// The pinned tools of a lock's `tools` text. A malformed entry refuses the lock (fail
 /// closed: tools that cannot be read pin nothing, and an empty lock would admit everything as
 /// an addition).
-pub fn parse_tools(raw: Option<Box<RawValue>>, origin: &str) -> Result<Pinned> {
-    let bad = |what: String| refusal(origin, what);
-    let entries: Vec<&RawValue> = match raw.as_deref().map(|raw| serde_json::from_str(raw.get())) {
-        Some(Ok(entries)) => entries,
-        Some(Err(e)) => return Err(bad(format!("'tools' cannot be read ({e})"))),
-        None => return Err(bad("'tools' cannot be read".into())),
+pub fn parse_tools(tools: Option<ToolsText>, origin: &str) -> Result<Pinned> {
+    let Some(ToolsText { text, at }) = tools else {
+        return Err(refusal(origin, "'tools' cannot be read".into()));
     };
+    // Read once as a lock written by 'rulvar-mcp lock' reads; anything else (a repeated key,
+    // an entry of another shape) is read again member by member, which words the refusal.
+    let tools = match read_written(&text, at.clone()) {
+        Some(tools) => tools,
+        None => read_entries(&text, at, origin)?,
+    };
+    let mut tools = tools;
+    tools.sort_by(|a, b| jcs::cmp_utf16(&a.name, &b.name));
+    if let Some(pair) = tools.windows(2).find(|w| w[0].name == w[1].name) {
+        return Err(refusal(
+            origin,
+            format!(
+                "'tools' pins '{}' twice",
+                crate::core::lockdiff::visible(&pair[0].name, 128)
+            ),
+        ));
+    }
+    let index = tools
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.name.clone(), i))
+        .collect();
+    Ok(Pinned { text, tools, index })
+}
+
+/// The entries in one pass, when each is an object of a string `name` and `original` and an
+/// object `contract`, no key repeated; `None` otherwise.
+fn read_written(text: &str, at: Range<usize>) -> Option<Vec<PinnedTool>> {
+    let entries: Vec<Entry<'_>> = serde_json::from_str(&text[at]).ok()?;
+    entries
+        .into_iter()
+        .map(|entry| {
+            let contract = entry.contract.filter(|c| c.get().starts_with('{'))?;
+            Some(PinnedTool {
+                name: entry.name?,
+                original: entry.original?,
+                contract: span(text, contract),
+            })
+        })
+        .collect()
+}
+
+/// An entry as `read_written` takes it: an object only (not an array read by position), its
+/// other members skipped, a repeated one refused.
+#[derive(Default)]
+struct Entry<'a> {
+    name: Option<String>,
+    original: Option<String>,
+    contract: Option<&'a RawValue>,
+}
+
+impl<'de> Deserialize<'de> for Entry<'de> {
+    fn deserialize<D: Deserializer<'de>>(reader: D) -> std::result::Result<Self, D::Error> {
+        reader.deserialize_map(EntryVisitor)
+    }
+}
+
+struct EntryVisitor;
+
+/// An entry's key, read without a copy of it.
+#[derive(Deserialize)]
+#[serde(field_identifier, rename_all = "lowercase")]
+enum Key {
+    Name,
+    Original,
+    Contract,
+    #[serde(other)]
+    Other,
+}
+
+impl<'de> Visitor<'de> for EntryVisitor {
+    type Value = Entry<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a lock entry")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<Entry<'de>, A::Error> {
+        use serde::de::Error;
+        let mut entry = Entry::default();
+        let repeated = || A::Error::custom("a repeated key");
+        while let Some(key) = map.next_key::<Key>()? {
+            match key {
+                Key::Name if entry.name.is_none() => entry.name = Some(map.next_value()?),
+                Key::Original if entry.original.is_none() => {
+                    entry.original = Some(map.next_value()?)
+                }
+                Key::Contract if entry.contract.is_none() => {
+                    entry.contract = Some(map.next_value()?)
+                }
+                Key::Name | Key::Original | Key::Contract => return Err(repeated()),
+                Key::Other => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(entry)
+    }
+}
+
+/// The entries member by member: each refusal says which entry and what of it.
+fn read_entries(text: &str, at: Range<usize>, origin: &str) -> Result<Vec<PinnedTool>> {
+    let bad = |what: String| refusal(origin, what);
+    let entries: Vec<&RawValue> = serde_json::from_str(&text[at])
+        .map_err(|e| bad(format!("'tools' cannot be read ({e})")))?;
     // A text the lock's first scan let through (a number out of range) is unreadable here,
     // as it is to a parse of the whole.
     let read = |raw: &RawValue| {
@@ -104,7 +235,7 @@ pub fn parse_tools(raw: Option<Box<RawValue>>, origin: &str) -> Result<Pinned> {
         let original = string("original")?;
         // The contract's own text is read when an import differs from it (`locked`).
         let contract = match fields.get("contract") {
-            Some(raw) if raw.get().starts_with('{') => (*raw).to_owned(),
+            Some(raw) if raw.get().starts_with('{') => span(text, raw),
             _ => {
                 return Err(bad(format!(
                     "tools[{i}].contract must be an object, got {}",
@@ -118,24 +249,12 @@ pub fn parse_tools(raw: Option<Box<RawValue>>, origin: &str) -> Result<Pinned> {
             contract,
         });
     }
-    tools.sort_by(|a, b| jcs::cmp_utf16(&a.name, &b.name));
-    if let Some(pair) = tools.windows(2).find(|w| w[0].name == w[1].name) {
-        return Err(bad(format!(
-            "'tools' pins '{}' twice",
-            crate::core::lockdiff::visible(&pair[0].name, 128)
-        )));
-    }
-    let index = tools
-        .iter()
-        .enumerate()
-        .map(|(i, t)| (t.name.clone(), i))
-        .collect();
-    Ok(Pinned { tools, index })
+    Ok(tools)
 }
 
 /// Whether `text` parses to `value`'s tree. A text the parser refuses (too deep) is no.
-fn is_tree(text: &RawValue, value: &Value) -> bool {
-    let mut reader = serde_json::Deserializer::from_str(text.get());
+fn is_tree(text: &str, value: &Value) -> bool {
+    let mut reader = serde_json::Deserializer::from_str(text);
     Same(value).deserialize(&mut reader).unwrap_or(false)
 }
 
@@ -265,14 +384,18 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn raw(text: &str) -> Box<RawValue> {
-        RawValue::from_string(text.to_owned()).unwrap()
+    /// A lock's `tools` text on its own.
+    fn whole(tools: &str) -> ToolsText {
+        ToolsText {
+            text: tools.to_owned(),
+            at: 0..tools.len(),
+        }
     }
 
     /// The answer a parse and a tree comparison give, for every pair.
     fn agrees(text: &str, value: &Value) -> bool {
         let tree: Value = serde_json::from_str(text).unwrap();
-        let answer = is_tree(&raw(text), value);
+        let answer = is_tree(text, value);
         assert_eq!(answer, tree == *value, "{text} against {value}");
         answer
     }
@@ -341,7 +464,7 @@ mod tests {
         assert!(!agrees(r#"{"a":2,"b":3,"a":1}"#, &two));
         // Where the trees are equal, a repeated key still answers no: never yes where they
         // differ, and the diff decides the rest (it finds no change here).
-        assert!(!is_tree(&raw(r#"{"a":1,"a":2}"#), &json!({"a": 2})));
+        assert!(!is_tree(r#"{"a":1,"a":2}"#, &json!({"a": 2})));
     }
 
     #[test]
@@ -357,10 +480,65 @@ mod tests {
         ] {
             let tools = format!(r#"[{{"name":"t","original":"t","contract":{contract}}}]"#);
             // Taken in by the scan, as the lock's first read takes it in.
-            let pinned = parse_tools(Some(raw(&tools)), "the lock").unwrap();
+            let pinned = parse_tools(Some(whole(&tools)), "the lock").unwrap();
             assert!(!pinned.pins("t", &tree));
             let refusal = pinned.locked(0, "the lock").unwrap_err().message;
             assert!(refusal.contains("'tools' cannot be read"), "{refusal}");
         }
+    }
+
+    #[test]
+    fn the_one_pass_read_takes_only_what_the_member_by_member_read_takes_alike() {
+        let contract = r#"{"name":"t","inputSchema":{"type":"object"}}"#;
+        let entries = [
+            format!(r#"{{"name":"a","original":"b","contract":{contract}}}"#),
+            format!(
+                r#"{{"contract":{contract},"x":[1e400,{{"y":"\u0000"}}],"original":"b","name":"a2"}}"#
+            ),
+            format!(
+                r#"{{"n\u0061me":"\u00e9\n","original":"\ud83d\ude00","contract":{contract}}}"#
+            ),
+            format!(r#"{{"name":"a","name":"c","original":"b","contract":{contract}}}"#),
+            format!(r#"{{"name":"a","n\u0061me":"c","original":"b","contract":{contract}}}"#),
+            format!(r#"{{"name":"a","original":"b","contract":{contract},"contract":{{}}}}"#),
+            format!(r#"["a","b",{contract}]"#),
+            format!(r#"{{"name":1,"original":"b","contract":{contract}}}"#),
+            format!(r#"{{"name":"a","original":null,"contract":{contract}}}"#),
+            r#"{"name":"a","original":"b","contract":[1]}"#.to_owned(),
+            r#"{"name":"a","original":"b"}"#.to_owned(),
+            r#"{"name":"a","original":"b","contract":"{}"}"#.to_owned(),
+            "1e400".to_owned(),
+            "{}".to_owned(),
+        ];
+        let mut taken = 0;
+        for entry in &entries {
+            let tools = format!("[{entry}]");
+            let at = 0..tools.len();
+            let member_by_member = read_entries(&tools, at.clone(), "the lock");
+            let Some(one_pass) = read_written(&tools, at.clone()) else {
+                continue;
+            };
+            taken += 1;
+            let member_by_member = member_by_member.unwrap_or_else(|e| panic!("{entry}: {e:?}"));
+            let read = |t: &[PinnedTool]| {
+                t.iter()
+                    .map(|t| {
+                        (
+                            t.name.clone(),
+                            t.original.clone(),
+                            tools[t.contract.clone()].to_owned(),
+                        )
+                    })
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(read(&one_pass), read(&member_by_member), "{entry}");
+        }
+        // The first three are taken in one pass; every other is left to the member-by-member
+        // read, which words its refusal (or, for a repeated key, keeps the last).
+        assert_eq!(taken, 3);
+        let all = format!("[{}]", entries[..3].join(","));
+        let pinned = parse_tools(Some(whole(&all)), "the lock").unwrap();
+        assert_eq!(pinned.len(), 3);
+        assert!(pinned.pins("é\n", &serde_json::from_str(contract).unwrap()));
     }
 }

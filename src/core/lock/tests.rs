@@ -69,7 +69,7 @@ fn written_text_reads_back_as_no_change() {
 fn a_secret_is_redacted_before_a_line_clips_it() {
     let c = config(vec![]);
     let lock = parse(
-        &write(&c, &admit(&c, wire()).unwrap(), "2025-11-25", None).unwrap(),
+        write(&c, &admit(&c, wire()).unwrap(), "2025-11-25", None).unwrap(),
         "x",
     )
     .unwrap();
@@ -89,7 +89,7 @@ fn a_secret_is_redacted_before_a_line_clips_it() {
 fn policies_decide_on_the_same_changes() {
     let c = config(vec![]);
     let lock = parse(
-        &write(&c, &admit(&c, wire()).unwrap(), "2025-11-25", None).unwrap(),
+        write(&c, &admit(&c, wire()).unwrap(), "2025-11-25", None).unwrap(),
         "x",
     )
     .unwrap();
@@ -198,7 +198,7 @@ fn era_duplicates_unreadable_tools_and_task_support_are_held_to_the_lock() {
     let mut pinned_twice: Value = serde_json::from_str(&text).unwrap();
     let first = entries[0].clone();
     pinned_twice["tools"].as_array_mut().unwrap().push(first);
-    let lock = parse(&pinned_twice.to_string(), "the lock").unwrap();
+    let lock = parse(pinned_twice.to_string(), "the lock").unwrap();
     let (_, verdict) = check_import(Some(&lock), &c, &specs, &same, None).unwrap();
     assert!(verdict.unwrap_err().message.contains("pins 'a' twice"));
 
