@@ -329,12 +329,23 @@ impl<'de> Visitor<'de> for Same<'_> {
         };
         let mut same = true;
         // The members matched, by where they live: a key the text repeats would match one
-        // member twice (a tree keeps the last), so the count alone would not do.
-        let mut matched: Vec<usize> = Vec::with_capacity(object.len());
+        // member twice (a tree keeps the last), so the count alone would not do. A text of more
+        // members than the tree has is not it. A small object's are kept on the stack: one
+        // allocation per object compared was a cost of its own over thousands of schemas.
+        let small = object.len() <= LINEAR_LOOKUP;
+        let mut on_stack = [0usize; LINEAR_LOOKUP];
+        let mut on_heap: Vec<usize> = Vec::with_capacity(if small { 0 } else { object.len() });
+        let mut read = 0;
         while let Some(member) = map.next_key_seed(Member(object))? {
-            match member.filter(|_| same) {
+            match member.filter(|_| same && read < object.len()) {
                 Some(value) => {
-                    matched.push(value as *const Value as usize);
+                    let at = value as *const Value as usize;
+                    if small {
+                        on_stack[read] = at;
+                    } else {
+                        on_heap.push(at);
+                    }
+                    read += 1;
                     same = map.next_value_seed(Same(value))?;
                 }
                 None => {
@@ -343,12 +354,16 @@ impl<'de> Visitor<'de> for Same<'_> {
                 }
             }
         }
-        if !same || matched.len() != object.len() {
+        if !same || read != object.len() {
             return Ok(false);
         }
+        let matched = if small {
+            &mut on_stack[..read]
+        } else {
+            &mut on_heap[..]
+        };
         matched.sort_unstable();
-        matched.dedup();
-        Ok(matched.len() == object.len())
+        Ok(matched.windows(2).all(|pair| pair[0] != pair[1]))
     }
 }
 
