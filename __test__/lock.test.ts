@@ -433,4 +433,52 @@ describe('a hostile server against its lock', () => {
     await new Promise((r) => setImmediate(r));
     expect(await source.tools(session)).toHaveLength(2000);
   });
+
+  // Objects on either side of the size up to which a key is looked for in turn (16 members), and
+  // a wide one, their members sent in the reverse of the lock's order, keys carrying escapes: a
+  // member added to a 16-member object, or a value changed among 300, must not read as pinned.
+  const members = (n: number, tag: string, extra = false) => {
+    const key = (k: number) => `${tag}${String(k).padStart(3, '0')}${k % 5 === 0 ? ESC : ''}`;
+    const numbers = Array.from({ length: n + (extra ? 1 : 0) }, (_, k) => k).reverse();
+    return Object.fromEntries(numbers.map((k) => [key(k), { type: 'integer', maximum: k }]));
+  };
+  const wide = (added?: number, changed?: number) =>
+    Array.from({ length: 300 }, (_, i) => ({
+      name: `w${i}`,
+      description: 'wide',
+      inputSchema: {
+        type: 'object',
+        properties: {
+          sixteen: { type: 'object', properties: members(16, 's', i === added) },
+          seventeen: { type: 'object', properties: members(17, 'v') },
+          many: { type: 'object', properties: { ...members(300, 'm'), ...(i === changed ? { m151: { type: 'integer', maximum: -1 } } : {}) } },
+        },
+      },
+    }));
+
+  it('holds objects of 16, 17 and 300 members, sent in another order, to their lock', async () => {
+    let current = wide();
+    const writer = keep(mcp({ transport: 'inprocess', server: toolsetServer(() => current) }));
+    const lock = JSON.parse(await lockText(writer));
+    const server = toolsetServer(() => current);
+    const source = keep(mcp({ transport: 'inprocess', server, lock, lockPolicy: 'refuse' }));
+    expect(await source.tools(session)).toHaveLength(300);
+    expect(source.lockReport()!.changes).toEqual([]);
+
+    current = wide(7, 250);
+    await server.sendToolListChanged();
+    await new Promise((r) => setImmediate(r));
+    const e = await rejection(source.tools(session));
+    expect(e).toBeInstanceOf(ConfigError);
+    expect(e.message).toBe(
+      "mcp: the tools of 'mcp:inprocess' differ from the lock (lockPolicy 'refuse'); 2 change(s):\n" +
+        "  tool 'w250': inputSchema.properties.many.properties.m151.maximum changed: 151 -> -1\n" +
+        "  tool 'w7': inputSchema.properties.sixteen.properties.s016 added",
+    );
+    current = wide();
+    await server.sendToolListChanged();
+    await new Promise((r) => setImmediate(r));
+    expect(await source.tools(session)).toHaveLength(300);
+    expect(source.lockReport()!.changes).toEqual([]);
+  });
 });
