@@ -4,7 +4,7 @@
 // refused. The peer is a real SDK server, in-process.
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, importedAs, mcp, toolContractHash } from '../lib/index.js';
+import { ConfigError, importedAs, lockText, mcp, protocolOf, toolContractHash, unvalidatedReasons } from '../lib/index.js';
 import { rejection, session, thrown } from './helpers/common.js';
 
 const LONG = `${'report'.repeat(12)}.weekly`; // 79 characters
@@ -50,6 +50,41 @@ describe("names: 'map'", () => {
     } finally {
       await first.close();
       await second.close();
+    }
+  });
+
+  it("keeps what a ToolDef and a source were imported as where the host's keys, copies and look-alikes never reach it", async () => {
+    const source = mcp({ transport: 'inprocess', server: server(['fs.read']), names: 'map' } as any);
+    try {
+      const [def] = await source.tools(session);
+      // Only the engine's members, whatever a host lists, serializes or compares.
+      expect(Object.keys(def)).toEqual(['kind', 'name', 'description', 'parameters', 'executor', 'needsApproval', 'execute']);
+      expect(Object.keys(source)).toEqual(['id', 'tools', 'close', 'describeRegulatedPosture', 'lockReport']);
+      expect(JSON.parse(JSON.stringify(def))).toEqual({
+        kind: 'tool',
+        name: 'fs_read',
+        description: 'The fs.read tool.',
+        parameters: def.parameters,
+        executor: 'inprocess',
+        needsApproval: false,
+      });
+      expect(importedAs(def)?.original).toBe('fs.read');
+      expect(protocolOf(source)).toBe('2025-11-25');
+      expect(protocolOf(new Proxy(source, {}))).toBe('2025-11-25');
+      // A copy, an object inheriting from it, and one carrying a look-alike record are no ToolDef.
+      expect(importedAs({ ...def })).toBeUndefined();
+      expect(importedAs(Object.create(def))).toBeUndefined();
+      const [key] = Object.getOwnPropertySymbols(def);
+      const fake = { [key]: { snapshot: { schemaBytes: () => 7 }, index: 0, original: 'forged' } };
+      expect(importedAs(fake)).toBeUndefined();
+      expect(unvalidatedReasons(fake)).toBeUndefined();
+      const [sourceKey] = Object.getOwnPropertySymbols(source).filter((s) => s !== Symbol.asyncDispose);
+      const forged = { [sourceKey]: { latest: { protocol: 'forged' }, lockText: async () => 'forged' } };
+      expect(protocolOf(forged)).toBeUndefined();
+      await expect(lockText(forged as any)).rejects.toThrow('lockText: not a source made by mcp()');
+      for (const nothing of [null, undefined, 7, 'def']) expect(importedAs(nothing as any)).toBeUndefined();
+    } finally {
+      await source.close();
     }
   });
 
