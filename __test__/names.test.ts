@@ -83,6 +83,20 @@ describe("names: 'map'", () => {
       expect(protocolOf(forged)).toBeUndefined();
       await expect(lockText(forged as any)).rejects.toThrow('lockText: not a source made by mcp()');
       for (const nothing of [null, undefined, 7, 'def']) expect(importedAs(nothing as any)).toBeUndefined();
+      // A revoked Proxy, or one whose traps throw, is none either: asked, a rejection, never a throw.
+      const revoked = Proxy.revocable(source, {});
+      revoked.revoke();
+      const throwing = new Proxy(source, {
+        get() {
+          throw new Error('trap');
+        },
+      });
+      for (const odd of [revoked.proxy, throwing]) {
+        expect(protocolOf(odd)).toBeUndefined();
+        expect(importedAs(odd as any)).toBeUndefined();
+        const asked = lockText(odd);
+        await expect(asked).rejects.toThrow('lockText: not a source made by mcp()');
+      }
     } finally {
       await source.close();
     }

@@ -29,11 +29,19 @@ const telemetry = require('./telemetry.js');
 const IMPORTED = Symbol('rulvar.imported');
 const SOURCE = Symbol('rulvar.source');
 
-/** The record under `key` that `of` is an instance of, when it is `owner`'s own member; else undefined. */
+/**
+ * The record under `key` that `of` is an instance of, when it is `owner`'s own member; else
+ * undefined. Never throws: a revoked Proxy, or one whose traps throw, is no ToolDef or source
+ * (`lockText` and `resumeTask` reject rather than throw).
+ */
 function ownRecord(owner, key, of) {
   if (owner === null || (typeof owner !== 'object' && typeof owner !== 'function')) return undefined;
-  const record = owner[key];
-  return record instanceof of && Object.hasOwn(owner, key) ? record : undefined;
+  try {
+    const record = owner[key];
+    return record instanceof of && Object.hasOwn(owner, key) ? record : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 // Where to ask whether a ToolDef's schemas compiled into validators, and why not: the values
