@@ -102,6 +102,41 @@ describe("names: 'map'", () => {
     }
   });
 
+  it("a hostile server's flood of list changes leaves each ToolDef answering for its own import, and its calls settle by callMs and at close()", async () => {
+    // 2,000 dotted names, descriptions carrying terminal escapes, then 40 list changes in a row
+    // while calls of the first import hang: each import's ToolDefs keep their own record, the
+    // newest list is what protocolOf and importedAs see, and nothing waits past callMs or close().
+    const s = new McpServer({ name: 'flood', version: '1.0.0' });
+    const never = () => new Promise<never>(() => {});
+    for (let i = 0; i < 2000; i++) s.registerTool(`t.${i}`, { description: `\u001b]0;owned\u0007 ${i}` }, never);
+    const source = mcp({ transport: 'inprocess', server: s, names: 'map', timeouts: { callMs: 300 } } as any);
+    try {
+      const first = await source.tools(session);
+      expect(first).toHaveLength(2000);
+      const hung = rejection(first[1999].execute({}, session));
+      const held = rejection(first[5].execute({}, session));
+      for (let i = 0; i < 40; i++) s.registerTool(`late.${i}`, { description: 'late' }, never);
+      await new Promise((r) => setImmediate(r));
+      const latest = await source.tools(session);
+      expect(latest).toHaveLength(2040);
+      expect(latest).not.toBe(first);
+      expect(importedAs(first[1999])?.original).toBe('t.1999');
+      expect(importedAs(latest[2039])?.original).toBe('late.39');
+      expect(importedAs(latest[0])?.schemaBytes).toBe(JSON.stringify(latest[0].parameters).length);
+      expect(protocolOf(source)).toBe('2025-11-25');
+      const timedOut = await hung;
+      expect(timedOut.message).toBe("mcp: tool 't_1999' timed out after 300ms (timeouts.callMs)");
+      const closing = rejection(latest[2039].execute({}, session));
+      await source.close();
+      expect((await held).message).toBe("mcp: tool 't_5' timed out after 300ms (timeouts.callMs)");
+      expect((await closing).message).toBe("mcp: tool 'late_39' failed: mcp: 'mcp:inprocess' was closed");
+      // A closed source's ToolDefs still answer what they were imported as.
+      expect(importedAs(latest[2039])?.original).toBe('late.39');
+    } finally {
+      await source.close();
+    }
+  });
+
   it('refuses two tools that would import under one name', async () => {
     const source = mcp({ transport: 'inprocess', server: server(['fs.read', 'fs_read']), names: 'map' } as any);
     try {
