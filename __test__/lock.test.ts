@@ -390,6 +390,22 @@ describe('config', () => {
 });
 
 describe('a hostile server against its lock', () => {
+  // A source checked against the lock of `first` as listed, and `relist`, which lists `next` in
+  // its place (a listChanged, then the turn in which the source hears it).
+  async function pinnedTo(first: any[]) {
+    let current = first;
+    const writer = keep(mcp({ transport: 'inprocess', server: toolsetServer(() => current) }));
+    const lock = JSON.parse(await lockText(writer));
+    const server = toolsetServer(() => current);
+    const source = keep(mcp({ transport: 'inprocess', server, lock, lockPolicy: 'refuse' }));
+    const relist = async (next: any[]) => {
+      current = next;
+      await server.sendToolListChanged();
+      await new Promise((r) => setImmediate(r));
+    };
+    return { lock, source, relist };
+  }
+
   // Extreme numbers, strings and keys carrying terminal escapes and escaped Unicode, and 2,000
   // tools: the pinned contracts are compared as text, so each must still read as the tree it is.
   const ESC = '\u001b[2J\u001b]0;owned\u0007';
@@ -408,18 +424,12 @@ describe('a hostile server against its lock', () => {
     }));
 
   it('reads back unchanged, and a changed extreme number is refused with its line, no escape shown raw', async () => {
-    let current = hostile();
-    const writer = keep(mcp({ transport: 'inprocess', server: toolsetServer(() => current) }));
-    const lock = JSON.parse(await lockText(writer));
+    const { lock, source, relist } = await pinnedTo(hostile());
     expect(lock.tools).toHaveLength(2000);
-    const server = toolsetServer(() => current);
-    const source = keep(mcp({ transport: 'inprocess', server, lock, lockPolicy: 'refuse' }));
     expect(await source.tools(session)).toHaveLength(2000);
     expect(source.lockReport()!.changes).toEqual([]);
 
-    current = hostile(1500);
-    await server.sendToolListChanged();
-    await new Promise((r) => setImmediate(r));
+    await relist(hostile(1500));
     const e = await rejection(source.tools(session));
     expect(e).toBeInstanceOf(ConfigError);
     expect(e.message).toBe(
@@ -428,9 +438,7 @@ describe('a hostile server against its lock', () => {
     );
     for (const raw of ['\u001b', '\u0007', '\u202e']) expect(e.message).not.toContain(raw);
     // The same list again is admitted: nothing of the refused import was kept as pinned.
-    current = hostile();
-    await server.sendToolListChanged();
-    await new Promise((r) => setImmediate(r));
+    await relist(hostile());
     expect(await source.tools(session)).toHaveLength(2000);
   });
 
@@ -457,17 +465,11 @@ describe('a hostile server against its lock', () => {
     }));
 
   it('holds objects of 16, 17 and 300 members, sent in another order, to their lock', async () => {
-    let current = wide();
-    const writer = keep(mcp({ transport: 'inprocess', server: toolsetServer(() => current) }));
-    const lock = JSON.parse(await lockText(writer));
-    const server = toolsetServer(() => current);
-    const source = keep(mcp({ transport: 'inprocess', server, lock, lockPolicy: 'refuse' }));
+    const { source, relist } = await pinnedTo(wide());
     expect(await source.tools(session)).toHaveLength(300);
     expect(source.lockReport()!.changes).toEqual([]);
 
-    current = wide(7, 250);
-    await server.sendToolListChanged();
-    await new Promise((r) => setImmediate(r));
+    await relist(wide(7, 250));
     const e = await rejection(source.tools(session));
     expect(e).toBeInstanceOf(ConfigError);
     expect(e.message).toBe(
@@ -475,9 +477,7 @@ describe('a hostile server against its lock', () => {
         "  tool 'w250': inputSchema.properties.many.properties.m151.maximum changed: 151 -> -1\n" +
         "  tool 'w7': inputSchema.properties.sixteen.properties.s016 added",
     );
-    current = wide();
-    await server.sendToolListChanged();
-    await new Promise((r) => setImmediate(r));
+    await relist(wide());
     expect(await source.tools(session)).toHaveLength(300);
     expect(source.lockReport()!.changes).toEqual([]);
   });
