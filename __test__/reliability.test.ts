@@ -85,6 +85,26 @@ describe('what a closed source keeps', () => {
     expect(leftOutOf(sources[0])).toEqual([]);
   });
 
+  it("tells V8 what an import keeps in native memory while its ToolDefs live, and takes it back when they are collected", async () => {
+    // V8 weighs the external memory it is told of when it decides to collect: closed
+    // sources' imports must not pile up outside its heap unseen. `externalBytes` is V8's own
+    // count of it (process.memoryUsage() leaves it out on Node 20).
+    const server = new McpServer({ name: 'wordy', version: '1.0.0' });
+    const description = 'x'.repeat(4000);
+    for (let i = 0; i < 2000; i++) server.registerTool(`t${i}`, { description: `${i}${description}` }, async () => ({ content: [] }));
+    const external = () => JSON.parse(native.nativeMemory()).externalBytes as number;
+    await settle();
+    const [before, imports] = [external(), snapshots()];
+    const sources = [mcp({ transport: 'inprocess', server: server.server })];
+    const held: { defs: unknown[] | null } = { defs: await sources[0].tools(session) };
+    // The 8 MB of descriptions are the import's own, counted once; its schemas are not.
+    const told = external() - before;
+    expect(told).toBeGreaterThan(8_000_000);
+    expect(told).toBeLessThan(10_000_000);
+    await closedThenDropped(sources, held, imports);
+    expect(Math.abs(external() - before)).toBeLessThan(1_000_000);
+  });
+
   it('lets go of an import its calls went through, once its ToolDefs are gone (stdio and in-process)', async () => {
     // A call starts through its snapshot's starter and its reply comes in through the source's
     // feeder (stdio) or deliverer (in-process): plain N-API functions that hold what they

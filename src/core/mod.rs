@@ -13,6 +13,7 @@ pub mod drift;
 pub mod error;
 pub mod hash;
 pub(crate) mod headers;
+pub(crate) mod held;
 pub mod jcs;
 pub(crate) mod lite;
 pub(crate) mod lock;

@@ -125,11 +125,7 @@ impl NativeSource {
                 let outcome = sweeping.tools().await;
                 Box::new(move |env: &Env| match outcome {
                     Ok(snapshot) => {
-                        let snapshot = NativeSnapshot {
-                            source,
-                            snapshot,
-                            calls,
-                        };
+                        let snapshot = NativeSnapshot::new(env, source, snapshot, calls);
                         // SAFETY: `env` is the live env of the drain this settles in.
                         unsafe { ToNapiValue::to_napi_value(env.raw(), snapshot) }
                     }
@@ -141,11 +137,7 @@ impl NativeSource {
         env.spawn_future_with_callback(
             async move { Ok(recorded(&connector, sweeping.tools().await)) },
             move |env, outcome| match outcome {
-                Ok(snapshot) => Ok(NativeSnapshot {
-                    source,
-                    snapshot,
-                    calls,
-                }),
+                Ok(snapshot) => Ok(NativeSnapshot::new(env, source, snapshot, calls)),
                 Err(e) => Err(to_js_error(env, e)),
             },
         )

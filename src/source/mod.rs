@@ -169,6 +169,8 @@ pub struct Snapshot {
     pub conn: Arc<Connection>,
     /// Tools the import left out (a modern tool's invalid `x-mcp-header`), each with why.
     pub left_out: Vec<(String, String)>,
+    /// What it holds of its own in native memory, estimated (`core::held`).
+    pub held: usize,
     _alive: Alive,
 }
 
@@ -336,6 +338,7 @@ impl<C: Connector> Source<C> {
             generation,
             sweep,
             streamed,
+            held: crate::core::held::import_bytes(&tools, &left_out),
             tools,
             conn,
             left_out,
