@@ -36,6 +36,13 @@ async function settled() {
 // V8's heap as it is resident, in bytes (`physical_space_size`): `heapTotal` counts what it has
 // reserved, whose pages count in RSS only once first written, calls later.
 const v8Resident = () => v8.getHeapSpaceStatistics().reduce((sum, space) => sum + space.physical_space_size, 0);
+/** V8's young generation as it is resident (its semi-spaces and new large objects), in MB. */
+const youngMb = () =>
+  v8
+    .getHeapSpaceStatistics()
+    .filter((space) => space.space_name === 'new_space' || space.space_name === 'new_large_object_space')
+    .reduce((sum, space) => sum + space.physical_space_size, 0) /
+  2 ** 20;
 // The addon's own memory (`nativeMemory`): what its allocator holds from the system
 // (`committedBytes`) and, in a build with the `alloc-count` feature, what of that is live
 // (`liveBytes`); `{}` for any other client.
@@ -302,14 +309,16 @@ async function main() {
       // heap (`v8HeapGrowthMb`: its young generation grows to its working size over the first
       // calls) and the rest, outside it (`outsideV8Mb`: the allocators, buffers, the addon).
       let heap = 0;
+      let young = 0;
       const rss = async () => {
         const m = await settled();
         heap = v8Resident() / 2 ** 20;
+        young = youngMb();
         return m.rss / 2 ** 20;
       };
       await calls(defs, name, input, 10_000, 16);
       const first = await rss();
-      const firstHeap = heap;
+      const [firstHeap, youngAt10k] = [heap, young];
       for (let i = 0; i < 10; i++) await calls(defs, name, input, 10_000, 16);
       const at110k = await rss();
       const v8HeapGrowthMb = heap - firstHeap;
@@ -321,7 +330,9 @@ async function main() {
       const mid3 = (xs) => [...xs].sort((a, b) => a - b)[1];
       const plateauMb = later.length >= 3 ? mid3(later.slice(-3)) - at110k : 0;
       const growthMb = at110k - first;
-      return { growthMb, v8HeapGrowthMb, outsideV8Mb: growthMb - v8HeapGrowthMb, plateauMb, rssMb: at110k };
+      // The young generation's size at both samples: V8 grows it to its working size after as
+      // many scavenges, so a client that allocates less per call gets there later.
+      return { growthMb, v8HeapGrowthMb, outsideV8Mb: growthMb - v8HeapGrowthMb, plateauMb, rssMb: at110k, youngAt10kMb: youngAt10k, youngAt110kMb: young };
     }
     if (op === 'soak') {
       // `spec.calls` calls (1,000,000 unless given) at concurrency 16, RSS sampled once memory

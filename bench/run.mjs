@@ -310,6 +310,10 @@ const plateau = compare(
 extra(plateau, 'v8HeapGrowthMb', "MB (V8's heap, resident)", 'lower');
 extra(plateau, 'outsideV8Mb', "MB (RSS growth less V8's resident heap's)", 'lower');
 extra(plateau, 'rssMb', 'MB at 110,000', 'lower');
+// V8 grows its young generation to a working size after as many scavenges; a client that
+// allocates less per call gets there later, past 10,000 calls, and the growth is that.
+extra(plateau, 'youngAt10kMb', "MB (V8's young generation, resident, at 10,000)", 'lower');
+extra(plateau, 'youngAt110kMb', "MB (V8's young generation, resident, at 110,000)", 'lower');
 extra(plateau && { ...plateau, label: 'RSS from 110,000 to 1,010,000 calls (stdio-fast, c16)' }, 'plateauMb', 'MB', 'lower');
 // The same 100,000 calls with V8's young generation held at its smallest (1 MB semi-spaces):
 // V8 grows it with the rate at which objects survive its scavenges, to 16 MB semi-spaces by
