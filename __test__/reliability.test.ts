@@ -85,7 +85,7 @@ describe('what a closed source keeps', () => {
     expect(leftOutOf(sources[0])).toEqual([]);
   });
 
-  it("tells V8 what an import keeps in native memory while its ToolDefs live, and takes it back when they are collected", async () => {
+  it('tells V8 what an import keeps in native memory while its ToolDefs live, and takes it back when they are collected', async () => {
     // V8 weighs the external memory it is told of when it decides to collect: closed
     // sources' imports must not pile up outside its heap unseen. `externalBytes` is V8's own
     // count of it (process.memoryUsage() leaves it out on Node 20).
