@@ -105,6 +105,44 @@ describe('what a closed source keeps', () => {
     expect(Math.abs(external() - before)).toBeLessThan(1_000_000);
   });
 
+  it('keeps V8 told of every import of servers that change their lists again and again, concurrently, and of none once they are collected', async () => {
+    // Hostile: 8 servers of 200 tools with 1 KB descriptions, each changing its list 10 times;
+    // every import is held, so 80 are alive at once, then all are let go.
+    const servers = Array.from({ length: 8 }, (_, k) => {
+      const server = new McpServer({ name: `churn${k}`, version: '1.0.0' });
+      for (let i = 0; i < 200; i++) server.registerTool(`t${i}`, { description: `${k}.${i}${'y'.repeat(1000)}` }, async () => ({ content: [] }));
+      return server;
+    });
+    const external = () => JSON.parse(native.nativeMemory()).externalBytes as number;
+    await settle();
+    const [before, imports] = [external(), snapshots()];
+    const sources = servers.map((server) => mcp({ transport: 'inprocess', server: server.server }));
+    const held: { defs: unknown[] | null } = { defs: [] };
+    // In a function of its own: a loop here would leave its last ToolDefs in this suspended
+    // frame, alive past `held.defs = null`.
+    const importAll = async (round: number) => {
+      if (round > 0) for (const server of servers) server.registerTool(`late${round}`, { description: 'late' }, async () => ({ content: [] }));
+      // The list change reaches each source before its next tools() (the SDK sends it at once).
+      await new Promise((r) => setImmediate(r));
+      const defs = await Promise.all(sources.map((s) => s.tools(session)));
+      expect(defs.map((d) => d.length)).toEqual(servers.map(() => 200 + round));
+      held.defs!.push(...defs);
+    };
+    for (let round = 0; round < 10; round++) await importAll(round);
+    expect(snapshots() - imports).toBe(80);
+    // 80 imports of 200 descriptions of 1 KB each: at least 16 MB told.
+    expect(external() - before).toBeGreaterThan(80 * 200 * 1000);
+    // Closed, the sources' imports live on in their ToolDefs, and V8 still counts them.
+    for (const s of sources) await s.close();
+    await settle();
+    expect(snapshots() - imports).toBe(80);
+    expect(external() - before).toBeGreaterThan(80 * 200 * 1000);
+    held.defs = null;
+    await settle();
+    expect(snapshots()).toBeLessThanOrEqual(imports);
+    expect(Math.abs(external() - before)).toBeLessThan(1_000_000);
+  });
+
   it('lets go of an import its calls went through, once its ToolDefs are gone (stdio and in-process)', async () => {
     // A call starts through its snapshot's starter and its reply comes in through the source's
     // feeder (stdio) or deliverer (in-process): plain N-API functions that hold what they
