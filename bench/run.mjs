@@ -247,6 +247,13 @@ extra(cycles, 'rssMb', 'MB after GC', 'lower');
 extra(cycles, 'v8ResidentMb', 'MB of the RSS growth, V8 heap', 'lower');
 extra(cycles, 'outsideV8Mb', 'MB of the RSS growth, outside V8', 'lower');
 extra(cycles, 'switchesPerCycle', 'voluntary context switches', 'lower');
+// The same four times as long: after 5,000 cycles a process's RSS is within its own spread
+// (about 2 MB between runs of one client), so whether memory grows with the cycles shows over
+// more of them. The server keeps every transport, so V8's heap grows alike for every client.
+const longCycles = compare('in-process open/tools()/close(), 20,000 cycles', { op: 'cycles', cycles: 20000 }, 'rssMb', 'MB after GC', 'lower');
+extra(longCycles, 'heapMb', 'MB after GC', 'lower');
+extra(longCycles, 'v8ResidentMb', 'MB of the RSS growth, V8 heap', 'lower');
+extra(longCycles, 'outsideV8Mb', 'MB of the RSS growth, outside V8', 'lower');
 // 3. 10 KB structured results with outputSchema validation.
 compare(
   '10 KB structured + outputSchema (stdio-fast, c16)',
