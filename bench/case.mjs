@@ -12,6 +12,7 @@ import { addonSource, sdkSource } from './clients.mjs';
 import { aiSdkSource, sdk2Source } from './peers.mjs';
 import { rawSource } from './raw-client.mjs';
 import { serverCommand } from './servers/commands.mjs';
+import { bareServer } from './servers/bare-server.mjs';
 import { sdkServer } from './servers/sdk-server.mjs';
 import { makeTools } from './servers/tools.mjs';
 import { warmUp } from './warmup.mjs';
@@ -51,6 +52,7 @@ const ownMemory = () => (addonNative === undefined ? {} : JSON.parse(addonNative
 
 async function target(transport, tools) {
   if (transport === 'inprocess') return { kind: 'inprocess', server: sdkServer(tools) };
+  if (transport === 'inprocess-bare') return { kind: 'inprocess', server: bareServer() };
   const server = serverCommand(transport, tools);
   if (server === undefined) throw new Error(`unknown transport ${transport}`);
   if (server.kind === 'stdio') return server;
