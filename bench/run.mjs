@@ -4,8 +4,9 @@
 // matches (the era, asks and telemetry rows have scripts of their own), printed as RESULTS.md's
 // table has them and not written to it. `--contention N [--contention-shape cpu|wake]`: N busy
 // processes beside every measured one (bench/contention.mjs). A full run writes its table to
-// bench/tables/ (quiet.md, or contention-N-shape.md), and RESULTS.md is every table there, the
-// quiet one first, then NOTES.md (`npm run bench -- --compose` writes it again, measuring nothing).
+// bench/tables/ (quiet.md, or contention-N-shape.md; with -nodeM on a later Node than the
+// oldest the package supports), and RESULTS.md is every table there, the quiet one first, then
+// NOTES.md (`npm run bench -- --compose` writes it again, measuring nothing).
 // BENCH_PEERS=0 leaves out the clients a user would pick instead (bench/peers.mjs).
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -29,13 +30,18 @@ const here = (path) => fileURLToPath(new URL(path, import.meta.url));
 /** RESULTS.md: every table of bench/tables/, the quiet one first, then NOTES.md. */
 function compose() {
   const titles = (name) => {
-    const [, n, shape] = /^contention-(\d+)-(\w+)$/.exec(name) ?? [];
-    return n === undefined ? 'Quiet' : `Beside ${n} ${shape}-bound processes (\`--contention ${n} --contention-shape ${shape}\`)`;
+    const [, condition, major] = /^(.*?)(?:-node(\d+))?$/.exec(name) ?? [];
+    const [, n, shape] = /^contention-(\d+)-(\w+)$/.exec(condition) ?? [];
+    const title = n === undefined ? 'Quiet' : `Beside ${n} ${shape}-bound processes (\`--contention ${n} --contention-shape ${shape}\`)`;
+    return major === undefined ? title : `${title}, on Node ${major}`;
   };
+  // The tables on the oldest Node the package supports first (quiet, then each contention),
+  // then those of a later Node in the same order.
+  const order = (name) => `${/-node\d+$/.test(name) ? 1 : 0}${name.startsWith('quiet') ? 0 : 1}${name}`;
   const tables = (existsSync(here('./tables/')) ? readdirSync(here('./tables/')) : [])
     .filter((f) => f.endsWith('.md'))
     .map((f) => f.slice(0, -3))
-    .sort((a, b) => (a === 'quiet' ? -1 : b === 'quiet' ? 1 : a.localeCompare(b)));
+    .sort((a, b) => order(a).localeCompare(order(b)));
   const sections = tables.map((name) => `## ${titles(name)}\n\n${readFileSync(here(`./tables/${name}.md`), 'utf8')}`);
   const notes = existsSync(here('./NOTES.md')) ? readFileSync(here('./NOTES.md'), 'utf8') : '';
   writeFileSync(here('./RESULTS.md'), `# Benchmark results\n\n${sections.join('\n')}\n${notes}`);
@@ -349,10 +355,14 @@ for (const row of only === undefined ? telemetryRows(RUNS) : []) {
   console.log(`${row.label.padEnd(44)} ${row.metric.padEnd(12)} baseline ${fmt(row.baseline)} addon ${fmt(row.addon)} ratio ${row.ratio.toFixed(2)}`);
 }
 
+// A run on a later Node than the oldest the package supports (`engines.node`, the tables'
+// own) keeps a table of its own: hosts run 20, 22 and 24, and V8 moves the JS clients' rows.
+const oldest = /\d+/.exec(JSON.parse(readFileSync(here('../package.json'), 'utf8')).engines.node)[0];
+const major = process.versions.node.split('.')[0];
 const minutes = ((Date.now() - started) / 60000).toFixed(1);
 const cpuModel = os.cpus()[0]?.model ?? 'unknown';
 const lines = [
-  `Command: \`${only === undefined ? '' : `BENCH_ONLY='${only.source}' `}${RUNS === 5 ? '' : `BENCH_RUNS=${RUNS} `}npm run bench${busy.n ? ` -- --contention ${busy.n} --contention-shape ${busy.shape}` : ''}\` (${RUNS} fresh processes per client, ${Math.max(RUNS, 9)} for the cold imports, interleaved, medians; ${minutes} min end to end${busy.n ? `; ${busy.n} ${busy.shape}-bound processes beside every measured one` : ', quiet'}).`,
+  `Command: \`${major === oldest ? '' : `PATH=<Node ${major}>:$PATH `}${only === undefined ? '' : `BENCH_ONLY='${only.source}' `}${RUNS === 5 ? '' : `BENCH_RUNS=${RUNS} `}npm run bench${busy.n ? ` -- --contention ${busy.n} --contention-shape ${busy.shape}` : ''}\` (${RUNS} fresh processes per client, ${Math.max(RUNS, 9)} for the cold imports, interleaved, medians; ${minutes} min end to end${busy.n ? `; ${busy.n} ${busy.shape}-bound processes beside every measured one` : ', quiet'}).`,
   `Machine: ${cpuModel}, ${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, ${os.type()} ${os.release()}, Node ${process.version}.`,
   `Date: ${new Date().toISOString()}.`,
   '',
@@ -376,7 +386,7 @@ if (only !== undefined) {
 }
 // Each full run keeps its table under its condition; RESULTS.md is all of them, quiet first,
 // and the analysis of the numbers, kept by hand in NOTES.md.
-const condition = busy.n > 0 ? `contention-${busy.n}-${busy.shape}` : 'quiet';
+const condition = `${busy.n > 0 ? `contention-${busy.n}-${busy.shape}` : 'quiet'}${major === oldest ? '' : `-node${major}`}`;
 mkdirSync(here('./tables/'), { recursive: true });
 writeFileSync(here(`./tables/${condition}.md`), `${lines.join('\n')}\n`);
 compose();
