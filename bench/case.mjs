@@ -335,20 +335,36 @@ async function main() {
       for (let i = 0; i < 10; i++) await calls(defs, name, input, 10_000, 16);
       const at110k = await rss();
       const v8HeapGrowthMb = heap - firstHeap;
+      const heapAt110k = heap;
       const later = [];
+      const laterHeap = [];
       for (let i = 0; i < (spec.later ?? 9); i++) {
         // In runs of 10,000 as before 110,000: one run of 100,000 keeps 100,000 latencies, and
         // V8's heap stepped up at the first of them (+5.6 MB on Node 22), which the row read
         // as growth after 110,000 calls.
         for (let j = 0; j < 10; j++) await calls(defs, name, input, 10_000, 16);
         later.push(await rss());
+        laterHeap.push(heap);
       }
       const mid3 = (xs) => [...xs].sort((a, b) => a - b)[1];
       const plateauMb = later.length >= 3 ? mid3(later.slice(-3)) - at110k : 0;
+      // Of it, V8's resident heap (on Node 24 its young generation is still growing there for
+      // a client that allocates little per call) and the rest, outside V8.
+      const plateauV8Mb = laterHeap.length >= 3 ? mid3(laterHeap.slice(-3)) - heapAt110k : 0;
       const growthMb = at110k - first;
       // The young generation's size at both samples: V8 grows it to its working size after as
       // many scavenges, so a client that allocates less per call gets there later.
-      return { growthMb, v8HeapGrowthMb, outsideV8Mb: growthMb - v8HeapGrowthMb, plateauMb, rssMb: at110k, youngAt10kMb: youngAt10k, youngAt110kMb: young };
+      return {
+        growthMb,
+        v8HeapGrowthMb,
+        outsideV8Mb: growthMb - v8HeapGrowthMb,
+        plateauMb,
+        plateauV8Mb,
+        plateauOutsideV8Mb: plateauMb - plateauV8Mb,
+        rssMb: at110k,
+        youngAt10kMb: youngAt10k,
+        youngAt110kMb: young,
+      };
     }
     if (op === 'soak') {
       // `spec.calls` calls (1,000,000 unless given) at concurrency 16, RSS sampled once memory
