@@ -329,10 +329,10 @@ extra(plateau, 'rssMb', 'MB at 110,000', 'lower');
 // allocates less per call gets there later, past 10,000 calls, and the growth is that.
 extra(plateau, 'youngAt10kMb', "MB (V8's young generation, resident, at 10,000)", 'lower');
 extra(plateau, 'youngAt110kMb', "MB (V8's young generation, resident, at 110,000)", 'lower');
-const later = plateau && { ...plateau, label: 'RSS from 110,000 to 1,010,000 calls (stdio-fast, c16)' };
-extra(later, 'plateauMb', 'MB', 'lower');
-extra(later, 'plateauV8Mb', "MB (V8's heap, resident)", 'lower');
-extra(later, 'plateauOutsideV8Mb', "MB (RSS less V8's resident heap)", 'lower');
+const plateauRow = plateau && { ...plateau, label: 'RSS from 110,000 to 1,010,000 calls (stdio-fast, c16)' };
+extra(plateauRow, 'plateauMb', 'MB', 'lower');
+extra(plateauRow, 'plateauV8Mb', "MB (V8's heap, resident)", 'lower');
+extra(plateauRow, 'plateauOutsideV8Mb', "MB (RSS less V8's resident heap)", 'lower');
 // The same 100,000 calls with V8's young generation held at its smallest (1 MB semi-spaces):
 // V8 grows it with the rate at which objects survive its scavenges, to 16 MB semi-spaces by
 // default, a host's setting and the same for every client. Held, what grows is the rest: the
