@@ -354,6 +354,11 @@ async function main() {
       // Of it, V8's resident heap (on Node 24 its young generation is still growing there for
       // a client that allocates little per call) and the rest, outside V8.
       const plateauV8Mb = laterHeap.length >= 3 ? mid3(laterHeap.slice(-3)) - heapAt110k : 0;
+      // Outside V8, sample by sample (RSS less V8's heap at the same moment), then the median:
+      // the two medians above may come from different samples, so their difference need not
+      // be any sample's.
+      const outside = later.slice(-3).map((r, i) => r - laterHeap.slice(-3)[i]);
+      const plateauOutsideV8Mb = outside.length >= 3 ? mid3(outside) - (at110k - heapAt110k) : 0;
       const growthMb = at110k - first;
       // The young generation's size at both samples: V8 grows it to its working size after as
       // many scavenges, so a client that allocates less per call gets there later.
@@ -363,7 +368,7 @@ async function main() {
         outsideV8Mb: growthMb - v8HeapGrowthMb,
         plateauMb,
         plateauV8Mb,
-        plateauOutsideV8Mb: plateauMb - plateauV8Mb,
+        plateauOutsideV8Mb,
         rssMb: at110k,
         youngAt10kMb: youngAt10k,
         youngAt110kMb: young,
