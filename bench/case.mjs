@@ -123,6 +123,9 @@ function switches() {
   }
 }
 
+/** The middle of three samples (the median a memory row reads). */
+const mid3 = (xs) => [...xs].sort((a, b) => a - b)[1];
+
 async function calls(defs, name, input, total, concurrency) {
   const def = defs.find((d) => d.name === name);
   const latencies = [];
@@ -349,16 +352,16 @@ async function main() {
         later.push(await rss());
         laterHeap.push(heap);
       }
-      const mid3 = (xs) => [...xs].sort((a, b) => a - b)[1];
-      const plateauMb = later.length >= 3 ? mid3(later.slice(-3)) - at110k : 0;
+      const [lastRss, lastHeap] = [later.slice(-3), laterHeap.slice(-3)];
+      const three = lastRss.length >= 3;
+      const plateauMb = three ? mid3(lastRss) - at110k : 0;
       // Of it, V8's resident heap (on Node 24 its young generation is still growing there for
       // a client that allocates little per call) and the rest, outside V8.
-      const plateauV8Mb = laterHeap.length >= 3 ? mid3(laterHeap.slice(-3)) - heapAt110k : 0;
+      const plateauV8Mb = three ? mid3(lastHeap) - heapAt110k : 0;
       // Outside V8, sample by sample (RSS less V8's heap at the same moment), then the median:
       // the two medians above may come from different samples, so their difference need not
       // be any sample's.
-      const outside = later.slice(-3).map((r, i) => r - laterHeap.slice(-3)[i]);
-      const plateauOutsideV8Mb = outside.length >= 3 ? mid3(outside) - (at110k - heapAt110k) : 0;
+      const plateauOutsideV8Mb = three ? mid3(lastRss.map((r, i) => r - lastHeap[i])) - (at110k - heapAt110k) : 0;
       const growthMb = at110k - first;
       // The young generation's size at both samples: V8 grows it to its working size after as
       // many scavenges, so a client that allocates less per call gets there later.
@@ -430,7 +433,6 @@ async function main() {
         await calls(defs, name, input, spec.calls / 10, 16);
         await sample();
       }
-      const mid3 = (xs) => [...xs].sort((a, b) => a - b)[1];
       return { growthMb: mid3(samples.slice(-3)) - mid3(samples.slice(0, 3)) };
     }
     return await calls(defs, name, input, spec.calls, spec.concurrency);
