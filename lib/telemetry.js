@@ -17,6 +17,11 @@ try {
   api = null;
 }
 
+// The slot on globalThis the API registers every provider and propagator in,
+// `Symbol.for('opentelemetry.js.api.<major>')` of its own major version; undefined when its
+// package.json cannot be read, and then every check takes the full path (dormant()).
+const registry = api === null ? undefined : registryKey();
+
 const SCOPE = '@rulvar/mcp-native';
 const SCOPE_VERSION = require('../package.json').version;
 const { shownText } = require('./native.js');
@@ -100,6 +105,10 @@ function transportAttributes(config) {
  * names them otherwise only takes the full path, which records nothing either.
  */
 function dormant() {
+  // Nothing ever registered: the API has not made its slot. A tenth of the full check's cost,
+  // which every call pays while the API is installed with no SDK behind it (as a dependency of
+  // some other package brings it along).
+  if (registry !== undefined && globalThis[registry] === undefined) return true;
   const traces = api.trace.getTracerProvider();
   return (
     typeof traces.getDelegate === 'function' &&
@@ -107,6 +116,30 @@ function dormant() {
     api.metrics.getMeterProvider().constructor?.name === 'NoopMeterProvider' &&
     api.propagation.fields().length === 0
   );
+}
+
+/** The API's global slot, from the major version its package.json names; undefined if not found. */
+function registryKey() {
+  try {
+    const { readFileSync } = require('node:fs');
+    const { dirname, join } = require('node:path');
+    // Its entry point lies a few folders below its package.json (build/src/index.js).
+    let dir = dirname(require.resolve('@opentelemetry/api'));
+    for (let up = 0; up < 4; up++, dir = dirname(dir)) {
+      let manifest;
+      try {
+        manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+      } catch {
+        continue;
+      }
+      if (manifest?.name !== '@opentelemetry/api') continue;
+      const major = typeof manifest.version === 'string' ? /^(\d+)\./.exec(manifest.version) : null;
+      return major === null ? undefined : Symbol.for(`opentelemetry.js.api.${major[1]}`);
+    }
+  } catch {
+    // No resolvable entry point (a bundle): the full check on every call.
+  }
+  return undefined;
 }
 
 /** Whether the registered propagator writes any member `_meta` carries (the API's default writes none). */
