@@ -212,10 +212,18 @@ async function main() {
   if (op === 'cycles') {
     // A fresh source per cycle (open, tools(), close()) on one in-process server object that
     // keeps every transport it was handed, as some embedded servers do for metrics: the time
-    // of `spec.cycles` cycles, and what stays in memory after forced collections.
+    // of `spec.cycles` cycles, and what stays in memory after forced collections. With
+    // `spec.keep === false` it keeps none, so what stays is what each client leaves of its own.
     const inner = sdkServer(10);
     const kept = [];
-    const server = { connect: async (transport) => (kept.push(transport), inner.connect(transport)) };
+    let connected = 0;
+    const server = {
+      connect: async (transport) => {
+        connected += 1;
+        if (spec.keep !== false) kept.push(transport);
+        return inner.connect(transport);
+      },
+    };
     const cycle = async () => {
       const s = open({ kind: 'inprocess', server });
       await s.tools();
@@ -256,7 +264,7 @@ async function main() {
       const g = grown(await settle());
       later = { thenToHeapMb: g.heapMb, thenToRssMb: g.rssMb, thenToV8ResidentMb: g.v8ResidentMb, thenToOutsideV8Mb: g.outsideV8Mb };
     }
-    if (kept.length !== (spec.thenTo ?? spec.cycles) + WARM) throw new Error('a cycle did not connect');
+    if (connected !== (spec.thenTo ?? spec.cycles) + WARM) throw new Error('a cycle did not connect');
     return {
       ms,
       ...grown(m1),

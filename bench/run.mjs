@@ -262,6 +262,16 @@ const cycleMemory = [
 for (const [metric, , unit] of cycleMemory) extra(cycles, metric, unit, 'lower');
 extra(cycles, 'switchesPerCycle', 'voluntary context switches', 'lower');
 for (const [, metric, unit] of cycleMemory) extra(longCycles, metric, unit, 'lower');
+// The same cycles on a server that keeps no transport: what a client leaves behind of each
+// source it opened and closed, with nothing the host holds on top.
+const unkept = compare(
+  'in-process open/tools()/close(), 20,000 cycles, the server keeping no transport',
+  { op: 'cycles', cycles: 5000, thenTo: 20000, keep: false },
+  'thenToRssMb',
+  'MB after GC',
+  'lower',
+);
+for (const [, metric, unit] of cycleMemory.slice(2)) extra(unkept, metric, unit, 'lower');
 // 3. 10 KB structured results with outputSchema validation.
 compare(
   '10 KB structured + outputSchema (stdio-fast, c16)',
