@@ -12,7 +12,7 @@ import { mcp } from '../lib/index.js';
 import { closeAfterEach, ctx, session } from './helpers/common.js';
 import { fixture } from './helpers/harness.js';
 
-const { forSource } = createRequire(import.meta.url)('../lib/telemetry.js');
+const { forSource, registryKey } = createRequire(import.meta.url)('../lib/telemetry.js');
 const keep = closeAfterEach();
 const stdio = () => ({ transport: 'stdio', command: process.execPath, args: [fixture('trace-server.mjs')] });
 
@@ -61,5 +61,12 @@ describe('OpenTelemetry installed, nothing registered', () => {
       unregister();
       expect(otel.live()).toBe(false);
     }
+  });
+
+  it("a call's first look is the API's own global slot: the key read from its package.json names the slot a registration makes", () => {
+    trace.setGlobalTracerProvider(new BasicTracerProvider());
+    const key = registryKey();
+    expect(typeof key).toBe('symbol');
+    expect(Object.getOwnPropertySymbols(globalThis)).toContain(key);
   });
 });

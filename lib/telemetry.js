@@ -373,4 +373,5 @@ function startCall(spans, traits) {
   }
 }
 
-module.exports = { forSource };
+// `registryKey`: for the test that the slot it names is the one the API registers in.
+module.exports = { forSource, registryKey };
