@@ -335,6 +335,9 @@ const plateau = compare(
 extra(plateau, 'v8HeapGrowthMb', "MB (V8's heap, resident)", 'lower');
 extra(plateau, 'outsideV8Mb', "MB (RSS growth less V8's resident heap's)", 'lower');
 extra(plateau, 'rssMb', 'MB at 110,000', 'lower');
+// Of the growth outside V8's statistics, V8's own pages that no space counts (Linux; on Node
+// 22 most of it, for every client).
+extra(plateau, 'v8UncountedGrowthMb', "MB (V8's pages beyond its space statistics)", 'lower');
 // V8 grows its young generation to a working size after as many scavenges; a client that
 // allocates less per call gets there later, past 10,000 calls, and the growth is that.
 extra(plateau, 'youngAt10kMb', "MB (V8's young generation, resident, at 10,000)", 'lower');
@@ -343,6 +346,7 @@ const plateauRow = plateau && { ...plateau, label: 'RSS from 110,000 to 1,010,00
 extra(plateauRow, 'plateauMb', 'MB', 'lower');
 extra(plateauRow, 'plateauV8Mb', "MB (V8's heap, resident)", 'lower');
 extra(plateauRow, 'plateauOutsideV8Mb', "MB (RSS less V8's resident heap)", 'lower');
+extra(plateauRow, 'plateauV8UncountedMb', "MB (of it, V8's pages beyond its space statistics)", 'lower');
 // The same 100,000 calls with V8's young generation held at its smallest (1 MB semi-spaces):
 // V8 grows it with the rate at which objects survive its scavenges, to 16 MB semi-spaces by
 // default, a host's setting and the same for every client. Held, what grows is the rest: the
