@@ -389,25 +389,22 @@ async function main() {
       const at110k = await rss();
       const v8HeapGrowthMb = heap - firstHeap;
       const [heapAt110k, uncountedAt110k] = [heap, uncounted];
+      // Each later sample's RSS, V8's heap and V8's uncounted pages, read at the same moment.
       const later = [];
-      const laterHeap = [];
-      const laterUncounted = [];
       for (let i = 0; i < (spec.later ?? 9); i++) {
         await hundredThousand();
-        later.push(await rss());
-        laterHeap.push(heap);
-        laterUncounted.push(uncounted);
+        later.push({ rss: await rss(), heap, uncounted });
       }
-      const [lastRss, lastHeap] = [later.slice(-3), laterHeap.slice(-3)];
-      const three = lastRss.length >= 3;
-      const plateauMb = three ? mid3(lastRss) - at110k : 0;
+      const last = later.slice(-3);
+      const three = last.length >= 3;
+      const plateauMb = three ? mid3(last.map((s) => s.rss)) - at110k : 0;
       // Of it, V8's resident heap (on Node 24 its young generation is still growing there for
       // a client that allocates little per call) and the rest, outside V8.
-      const plateauV8Mb = three ? mid3(lastHeap) - heapAt110k : 0;
+      const plateauV8Mb = three ? mid3(last.map((s) => s.heap)) - heapAt110k : 0;
       // Outside V8, sample by sample (RSS less V8's heap at the same moment), then the median:
       // the two medians above may come from different samples, so their difference need not
       // be any sample's.
-      const plateauOutsideV8Mb = three ? mid3(lastRss.map((r, i) => r - lastHeap[i])) - (at110k - heapAt110k) : 0;
+      const plateauOutsideV8Mb = three ? mid3(last.map((s) => s.rss - s.heap)) - (at110k - heapAt110k) : 0;
       const growthMb = at110k - first;
       // Of what lies outside V8's statistics, V8's own pages (Linux only).
       const pages =
@@ -415,7 +412,7 @@ async function main() {
           ? {}
           : {
               v8UncountedGrowthMb: uncountedAt110k - firstUncounted,
-              ...(three ? { plateauV8UncountedMb: mid3(laterUncounted.slice(-3)) - uncountedAt110k } : {}),
+              ...(three ? { plateauV8UncountedMb: mid3(last.map((s) => s.uncounted)) - uncountedAt110k } : {}),
             };
       // The young generation's size at both samples: V8 grows it to its working size after as
       // many scavenges, so a client that allocates less per call gets there later.
