@@ -44,7 +44,8 @@ const v8Resident = () => v8.getHeapSpaceStatistics().reduce((sum, space) => sum 
  * space but the large-object ones). Its level is an offset (pages partly untouched); its growth
  * is memory V8 keeps mapped and resident that no space counts: on Nodes 22 and 24 tens of MB
  * over the first 100,000 calls for every client (on Node 22 58 for the original, 28 for the
- * addon), which RSS less `v8Resident()` would count outside V8. On Node 20 it stays flat.
+ * addon), which RSS less `v8Resident()` would count outside V8: V8's pool of freed pages
+ * (`poolGivenBack()`). On Node 20 it stays flat.
  */
 const V8_PAGE_BYTES = 256 * 1024;
 function v8Uncounted() {
@@ -70,6 +71,20 @@ function v8Uncounted() {
     .filter((space) => !space.space_name.includes('large_object'))
     .reduce((sum, space) => sum + space.physical_space_size, 0);
   return kb / 1024 - paged / 2 ** 20;
+}
+/**
+ * What V8's page pool gives back (Node 22 and later: V8 12 keeps the pages its collections
+ * freed in a pool for reuse, `pooled` in `--trace-gc`, which `v8Uncounted()` reads as pages no
+ * space counts): RSS and the uncounted pages after a last-resort collection, which empties the
+ * pool as V8's memory reducer does by itself 10-15 s after a process stops calling (seen on
+ * Node 22, both clients); null before V8 12, whose gc() takes no flavor, and off Linux.
+ */
+async function poolGivenBack() {
+  if (Number(process.versions.v8.split('.')[0]) < 12 || globalThis.gc === undefined) return null;
+  globalThis.gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const uncounted = v8Uncounted();
+  return uncounted === null ? null : { rss: process.memoryUsage().rss / 2 ** 20, uncounted };
 }
 /** V8's young generation as it is resident (its semi-spaces and new large objects), in MB. */
 const youngMb = () =>
@@ -388,7 +403,7 @@ async function main() {
       await hundredThousand();
       const at110k = await rss();
       const v8HeapGrowthMb = heap - firstHeap;
-      const [heapAt110k, uncountedAt110k] = [heap, uncounted];
+      const [heapAt110k, uncountedAt110k, youngAt110k] = [heap, uncounted, young];
       // Each later sample's RSS, V8's heap and V8's uncounted pages, read at the same moment.
       const later = [];
       for (let i = 0; i < (spec.later ?? 9); i++) {
@@ -406,15 +421,19 @@ async function main() {
       // be any sample's.
       const plateauOutsideV8Mb = three ? mid3(last.map((s) => s.rss - s.heap)) - (at110k - heapAt110k) : 0;
       const growthMb = at110k - first;
-      // Of what lies outside V8's statistics, V8's own pages (Linux only).
+      // Of what lies outside V8's statistics, V8's own pages (Linux only), and at the end what
+      // of the last sample V8's pool gives back (Node 22 and later).
+      const pooled = three ? await poolGivenBack() : null;
+      const end = later.at(-1);
       const pages =
         firstUncounted === null
           ? {}
           : {
               v8UncountedGrowthMb: uncountedAt110k - firstUncounted,
               ...(three ? { plateauV8UncountedMb: mid3(last.map((s) => s.uncounted)) - uncountedAt110k } : {}),
+              ...(pooled === null ? {} : { poolGivenBackMb: end.rss - pooled.rss, uncountedGivenBackMb: end.uncounted - pooled.uncounted }),
             };
-      // The young generation's size at both samples: V8 grows it to its working size after as
+      // The young generation's size at 10,000 and 110,000 calls: V8 grows it to its working size after as
       // many scavenges, so a client that allocates less per call gets there later.
       return {
         growthMb,
@@ -425,7 +444,10 @@ async function main() {
         plateauOutsideV8Mb,
         rssMb: at110k,
         youngAt10kMb: youngAt10k,
-        youngAt110kMb: young,
+        youngAt110kMb: youngAt110k,
+        // At the last sample, where the plateau ends: the young generation (on Node 24 a client
+        // that allocates little per call still grows it after 110,000) and RSS itself.
+        ...(end === undefined ? {} : { youngAtEndMb: young, rssAtEndMb: end.rss }),
         ...pages,
       };
     }

@@ -121,8 +121,10 @@ function compare(label, spec, metric, unit, better, floor = false, rust = false)
   );
   return row;
 }
+// A metric no client reported on this machine or Node (V8's pool before Node 22) is no row.
 const extra = (row, metric, unit, better) =>
   row &&
+  (row.base[metric] !== undefined || row.addonAll[metric] !== undefined) &&
   rows.push({
     ...row,
     metric,
@@ -344,9 +346,18 @@ extra(plateau, 'youngAt10kMb', "MB (V8's young generation, resident, at 10,000)"
 extra(plateau, 'youngAt110kMb', "MB (V8's young generation, resident, at 110,000)", 'lower');
 const plateauRow = plateau && { ...plateau, label: 'RSS from 110,000 to 1,010,000 calls (stdio-fast, c16)' };
 extra(plateauRow, 'plateauMb', 'MB', 'lower');
+// Where RSS stands at the end: a client whose young generation reaches its working size later
+// grows more here and may still stand lower.
+extra(plateauRow, 'rssAtEndMb', 'MB at 1,010,000', 'lower');
 extra(plateauRow, 'plateauV8Mb', "MB (V8's heap, resident)", 'lower');
+extra(plateauRow, 'youngAtEndMb', "MB (V8's young generation, resident, at 1,010,000)", 'lower');
 extra(plateauRow, 'plateauOutsideV8Mb', "MB (RSS less V8's resident heap)", 'lower');
 extra(plateauRow, 'plateauV8UncountedMb', "MB (of it, V8's pages beyond its space statistics)", 'lower');
+// Those pages are V8's pool of the pages its collections freed, kept for reuse: a last-resort
+// collection at 1,010,000 calls empties it (Node 22 and later) and shrinks the young
+// generation, and RSS falls by both.
+extra(plateauRow, 'poolGivenBackMb', 'MB (RSS given back at 1,010,000 by a last-resort collection)', 'lower');
+extra(plateauRow, 'uncountedGivenBackMb', "MB (of it, V8's pages beyond its space statistics)", 'lower');
 // The same 100,000 calls with V8's young generation held at its smallest (1 MB semi-spaces):
 // V8 grows it with the rate at which objects survive its scavenges, to 16 MB semi-spaces by
 // default, a host's setting and the same for every client. Held, what grows is the rest: the
