@@ -34,9 +34,16 @@ async function settled() {
   gc();
   return process.memoryUsage();
 }
+/** The resident size in bytes of V8's spaces whose name `keep` accepts (all unless given). */
+const residentOf = (keep = () => true) =>
+  v8
+    .getHeapSpaceStatistics()
+    .filter((space) => keep(space.space_name))
+    .reduce((sum, space) => sum + space.physical_space_size, 0);
 // V8's heap as it is resident, in bytes (`physical_space_size`): `heapTotal` counts what it has
 // reserved, whose pages count in RSS only once first written, calls later.
-const v8Resident = () => v8.getHeapSpaceStatistics().reduce((sum, space) => sum + space.physical_space_size, 0);
+const v8Resident = () => residentOf();
+const V8_PAGE_BYTES = 256 * 1024;
 /**
  * What V8's heap pages hold resident beyond what its space statistics count, in MB, on Linux
  * (null elsewhere): the resident part of every anonymous mapping of exactly one V8 page
@@ -47,7 +54,6 @@ const v8Resident = () => v8.getHeapSpaceStatistics().reduce((sum, space) => sum 
  * addon), which RSS less `v8Resident()` would count outside V8: V8's pool of freed pages
  * (`poolGivenBack()`). On Node 20 it stays flat.
  */
-const V8_PAGE_BYTES = 256 * 1024;
 function v8Uncounted() {
   let smaps;
   try {
@@ -66,11 +72,7 @@ function v8Uncounted() {
       kb += Number.parseInt(line.slice(4), 10);
     }
   }
-  const paged = v8
-    .getHeapSpaceStatistics()
-    .filter((space) => !space.space_name.includes('large_object'))
-    .reduce((sum, space) => sum + space.physical_space_size, 0);
-  return kb / 1024 - paged / 2 ** 20;
+  return kb / 1024 - residentOf((name) => !name.includes('large_object')) / 2 ** 20;
 }
 /**
  * What V8's page pool gives back (Node 22 and later: V8 12 keeps the pages its collections
@@ -87,12 +89,7 @@ async function poolGivenBack() {
   return uncounted === null ? null : { rss: process.memoryUsage().rss / 2 ** 20, uncounted };
 }
 /** V8's young generation as it is resident (its semi-spaces and new large objects), in MB. */
-const youngMb = () =>
-  v8
-    .getHeapSpaceStatistics()
-    .filter((space) => space.space_name === 'new_space' || space.space_name === 'new_large_object_space')
-    .reduce((sum, space) => sum + space.physical_space_size, 0) /
-  2 ** 20;
+const youngMb = () => residentOf((name) => name === 'new_space' || name === 'new_large_object_space') / 2 ** 20;
 // The addon's own memory (`nativeMemory`): what its allocator holds from the system
 // (`committedBytes`) and, in a build with the `alloc-count` feature, what of that is live
 // (`liveBytes`); `{}` for any other client.
@@ -423,7 +420,7 @@ async function main() {
       const growthMb = at110k - first;
       // Of what lies outside V8's statistics, V8's own pages (Linux only), and at the end what
       // of the last sample V8's pool gives back (Node 22 and later).
-      const pooled = three ? await poolGivenBack() : null;
+      const pooled = three && firstUncounted !== null ? await poolGivenBack() : null;
       const end = later.at(-1);
       const pages =
         firstUncounted === null
@@ -433,8 +430,8 @@ async function main() {
               ...(three ? { plateauV8UncountedMb: mid3(last.map((s) => s.uncounted)) - uncountedAt110k } : {}),
               ...(pooled === null ? {} : { poolGivenBackMb: end.rss - pooled.rss, uncountedGivenBackMb: end.uncounted - pooled.uncounted }),
             };
-      // The young generation's size at 10,000 and 110,000 calls: V8 grows it to its working size after as
-      // many scavenges, so a client that allocates less per call gets there later.
+      // The young generation's size at 10,000 and 110,000 calls: V8 grows it to its working
+      // size after as many scavenges, so a client that allocates less per call gets there later.
       return {
         growthMb,
         v8HeapGrowthMb,
